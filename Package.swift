@@ -1,0 +1,71 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Layers, dependencies pointing toward the model:
+//   HandoffCore  <-  HandoffWire  <-  HandoffDaemon  <-  handoffd
+//                               <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
+// handoffctl never links the daemon.
+let package = Package(
+    name: "handoff",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "handoffd", targets: ["handoffd"]),
+        .executable(name: "handoffctl", targets: ["handoffctl"]),
+        .library(name: "HandoffClient", targets: ["HandoffClient"]),
+        .library(name: "HandoffCore", targets: ["HandoffCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The activity model: values, validation, JSON and binary encodings. No I/O.
+        .target(name: "HandoffCore"),
+        // What travels: control-API messages (and, later, peer messages and framing).
+        .target(name: "HandoffWire", dependencies: ["HandoffCore"]),
+        // Small C shim for what Swift's Glibc does not expose (struct ucred).
+        .target(name: "CHandoffSystem"),
+        .target(
+            name: "HandoffDaemon",
+            dependencies: [
+                "HandoffCore", "HandoffWire", "CHandoffSystem",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "HandoffClient",
+            dependencies: [
+                "HandoffCore", "HandoffWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "HandoffCommands",
+            dependencies: [
+                "HandoffClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "handoffd",
+            dependencies: [
+                "HandoffDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
+        .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffWire"]),
+        .testTarget(
+            name: "HandoffIntegrationTests",
+            dependencies: ["HandoffCore", "HandoffWire", "HandoffClient"]
+        ),
+    ]
+)

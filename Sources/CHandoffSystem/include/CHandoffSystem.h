@@ -1,0 +1,17 @@
+#ifndef CHANDOFF_SYSTEM_H
+#define CHANDOFF_SYSTEM_H
+#include <stdint.h>
+
+// struct ucred needs _GNU_SOURCE, which Swift's Glibc module does not set; this has the
+// same layout for SO_PEERCRED.
+typedef struct {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+} handoff_ucred;
+
+// Sends one datagram to $NOTIFY_SOCKET-style address `path` (a leading '@' means abstract).
+// Returns 0 or -errno.
+int handoff_sd_notify(const char *path, const char *message);
+
+#endif

@@ -1,0 +1,59 @@
+/// A user activity: what the user is doing in some app right now, in the form that
+/// travels to their other workstations (NSUserActivity's fields, Docs/LocalAPI.md).
+public struct Activity: Sendable, Equatable {
+    public var id: ActivityID
+    /// Reverse-DNS, e.g. `com.example.editor.edit-note`.
+    public var activityType: String
+    public var title: String
+    public var userInfo: UserInfo
+    /// Keys that must be present in `userInfo` for the activity to be usable elsewhere.
+    public var requiredUserInfoKeys: [String]
+    /// http or https; opened in a browser where no app handles the type.
+    public var webpageURL: String?
+    public var expirationDate: Timestamp?
+    public var keywords: [String]
+    public var eligibleForHandoff: Bool
+    public var eligibleForSearch: Bool
+    public var eligibleForPublicIndexing: Bool
+    public var supportsContinuationStreams: Bool
+    /// The payload is stale: the owner is asked to refresh it (will-save) before it is sent.
+    public var needsSave: Bool
+    public var createdAt: Timestamp
+    public var updatedAt: Timestamp
+    public var origin: DeviceRef
+
+    public init(
+        id: ActivityID, activityType: String, title: String = "", userInfo: UserInfo = [:],
+        requiredUserInfoKeys: [String] = [], webpageURL: String? = nil, expirationDate: Timestamp? = nil,
+        keywords: [String] = [], eligibleForHandoff: Bool = true, eligibleForSearch: Bool = false,
+        eligibleForPublicIndexing: Bool = false, supportsContinuationStreams: Bool = false,
+        needsSave: Bool = false, createdAt: Timestamp, updatedAt: Timestamp? = nil, origin: DeviceRef
+    ) {
+        self.id = id
+        self.activityType = activityType
+        self.title = title
+        self.userInfo = userInfo
+        self.requiredUserInfoKeys = requiredUserInfoKeys
+        self.webpageURL = webpageURL
+        self.expirationDate = expirationDate
+        self.keywords = keywords
+        self.eligibleForHandoff = eligibleForHandoff
+        self.eligibleForSearch = eligibleForSearch
+        self.eligibleForPublicIndexing = eligibleForPublicIndexing
+        self.supportsContinuationStreams = supportsContinuationStreams
+        self.needsSave = needsSave
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+        self.origin = origin
+    }
+
+    public func isExpired(at now: Timestamp) -> Bool {
+        guard let expirationDate else { return false }
+        return expirationDate <= now
+    }
+
+    /// Required keys that `userInfo` lacks (the continuing side refuses such a payload).
+    public var missingRequiredKeys: [String] {
+        requiredUserInfoKeys.filter { userInfo[$0] == nil }
+    }
+}

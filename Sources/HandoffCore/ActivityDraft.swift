@@ -1,0 +1,73 @@
+/// What an app supplies to make an activity current; the daemon adds id, times and origin.
+public struct ActivityDraft: Sendable, Equatable {
+    public var activityType: String
+    public var title: String = ""
+    public var userInfo: UserInfo = [:]
+    public var requiredUserInfoKeys: [String] = []
+    public var webpageURL: String?
+    public var expirationDate: Timestamp?
+    public var keywords: [String] = []
+    public var eligibleForHandoff = true
+    public var eligibleForSearch = false
+    public var eligibleForPublicIndexing = false
+    public var supportsContinuationStreams = false
+    public var needsSave = false
+
+    public init(activityType: String) { self.activityType = activityType }
+
+    public func makeActivity(id: ActivityID, now: Timestamp, origin: DeviceRef) -> Activity {
+        Activity(
+            id: id, activityType: activityType, title: title, userInfo: userInfo,
+            requiredUserInfoKeys: Array(Set(requiredUserInfoKeys)).sorted(), webpageURL: webpageURL,
+            expirationDate: expirationDate, keywords: keywords, eligibleForHandoff: eligibleForHandoff,
+            eligibleForSearch: eligibleForSearch, eligibleForPublicIndexing: eligibleForPublicIndexing,
+            supportsContinuationStreams: supportsContinuationStreams, needsSave: needsSave,
+            createdAt: now, origin: origin)
+    }
+}
+
+/// A change to an existing activity. Nil fields stay as they are.
+public struct ActivityUpdate: Sendable, Equatable {
+    public enum UserInfoMode: String, Sendable { case merge, replace }
+
+    public var title: String?
+    public var userInfo: UserInfo?
+    /// merge: entries are added or overwritten (addUserInfoEntries); replace: userInfo becomes exactly this.
+    public var userInfoMode: UserInfoMode = .merge
+    public var removeUserInfoKeys: [String] = []
+    public var requiredUserInfoKeys: [String]?
+    /// `.some(nil)` clears it.
+    public var webpageURL: String??
+    public var expirationDate: Timestamp??
+    public var keywords: [String]?
+    public var eligibleForHandoff: Bool?
+    public var eligibleForSearch: Bool?
+    public var eligibleForPublicIndexing: Bool?
+    public var supportsContinuationStreams: Bool?
+    public var needsSave: Bool?
+
+    public init() {}
+
+    public func applied(to activity: Activity, now: Timestamp) -> Activity {
+        var a = activity
+        if let title { a.title = title }
+        if let userInfo {
+            switch userInfoMode {
+            case .merge: a.userInfo.merge(userInfo) { _, new in new }
+            case .replace: a.userInfo = userInfo
+            }
+        }
+        for key in removeUserInfoKeys { a.userInfo[key] = nil }
+        if let requiredUserInfoKeys { a.requiredUserInfoKeys = Array(Set(requiredUserInfoKeys)).sorted() }
+        if let webpageURL { a.webpageURL = webpageURL }
+        if let expirationDate { a.expirationDate = expirationDate }
+        if let keywords { a.keywords = keywords }
+        if let eligibleForHandoff { a.eligibleForHandoff = eligibleForHandoff }
+        if let eligibleForSearch { a.eligibleForSearch = eligibleForSearch }
+        if let eligibleForPublicIndexing { a.eligibleForPublicIndexing = eligibleForPublicIndexing }
+        if let supportsContinuationStreams { a.supportsContinuationStreams = supportsContinuationStreams }
+        if let needsSave { a.needsSave = needsSave }
+        a.updatedAt = now
+        return a
+    }
+}

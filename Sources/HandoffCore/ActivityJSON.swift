@@ -1,0 +1,140 @@
+/// Activities, drafts and updates in the control API's JSON (Docs/LocalAPI.md).
+public enum ActivityJSON {
+    public static func encode(_ a: Activity) -> JSONObject {
+        var o = JSONObject()
+        o["id"] = .string(a.id.rawValue)
+        o["activityType"] = .string(a.activityType)
+        o["title"] = .string(a.title)
+        o["userInfo"] = .object(TypedJSON.encode(dictionary: a.userInfo))
+        o["requiredUserInfoKeys"] = .array(a.requiredUserInfoKeys.map(JSONValue.string))
+        o["webpageURL"] = a.webpageURL.map(JSONValue.string) ?? .null
+        o["expirationDate"] = a.expirationDate.map { .string($0.rfc3339) } ?? .null
+        o["keywords"] = .array(a.keywords.map(JSONValue.string))
+        o["eligibleForHandoff"] = .bool(a.eligibleForHandoff)
+        o["eligibleForSearch"] = .bool(a.eligibleForSearch)
+        o["eligibleForPublicIndexing"] = .bool(a.eligibleForPublicIndexing)
+        o["supportsContinuationStreams"] = .bool(a.supportsContinuationStreams)
+        o["needsSave"] = .bool(a.needsSave)
+        o["createdAt"] = .string(a.createdAt.rfc3339)
+        o["updatedAt"] = .string(a.updatedAt.rfc3339)
+        o["origin"] = .object(["name": .string(a.origin.name), "id": a.origin.id.map(JSONValue.string) ?? .null])
+        return o
+    }
+
+    /// Reads an activity the daemon wrote. Fields it does not know are ignored, so an
+    /// older client keeps working against a newer daemon.
+    public static func decodeActivity(_ o: JSONObject) throws(ValidationError) -> Activity {
+        var r = JSONFieldReader(o)
+        guard let id = ActivityID(try r.requiredString("id")) else { throw ValidationError(field: "id", problem: "is not an activity id") }
+        guard let created = try r.timestamp("createdAt"), let updated = try r.timestamp("updatedAt") else {
+            throw ValidationError(field: "createdAt", problem: "is required")
+        }
+        var origin = DeviceRef(name: "")
+        if let oo = try r.object("origin") {
+            var orr = JSONFieldReader(oo, path: "origin")
+            origin = DeviceRef(name: try orr.string("name") ?? "", id: try orr.string("id"))
+        }
+        var a = Activity(id: id, activityType: try r.requiredString("activityType"), createdAt: created, updatedAt: updated, origin: origin)
+        try readContent(&r, into: &a)
+        return a
+    }
+
+    /// The body of become-current. Unknown fields are errors.
+    public static func decodeDraft(_ o: JSONObject, extraFields: Set<String> = []) throws(ValidationError) -> ActivityDraft {
+        var r = JSONFieldReader(o)
+        for f in extraFields { _ = r.has(f) }
+        var probe = Activity(id: ActivityID.random(), activityType: try r.requiredString("activityType"),
+                             createdAt: Timestamp(seconds: 0), origin: DeviceRef(name: ""))
+        try readContent(&r, into: &probe)
+        try r.rejectUnknownFields()
+        var d = ActivityDraft(activityType: probe.activityType)
+        d.title = probe.title
+        d.userInfo = probe.userInfo
+        d.requiredUserInfoKeys = probe.requiredUserInfoKeys
+        d.webpageURL = probe.webpageURL
+        d.expirationDate = probe.expirationDate
+        d.keywords = probe.keywords
+        d.eligibleForHandoff = probe.eligibleForHandoff
+        d.eligibleForSearch = probe.eligibleForSearch
+        d.eligibleForPublicIndexing = probe.eligibleForPublicIndexing
+        d.supportsContinuationStreams = probe.supportsContinuationStreams
+        d.needsSave = probe.needsSave
+        return d
+    }
+
+    static func readContent(_ r: inout JSONFieldReader, into a: inout Activity) throws(ValidationError) {
+        if let t = try r.string("title") { a.title = t }
+        if let info = try r.object("userInfo") { a.userInfo = try TypedJSON.decode(dictionary: info, path: "userInfo") }
+        if let keys = try r.strings("requiredUserInfoKeys") { a.requiredUserInfoKeys = Array(Set(keys)).sorted() }
+        a.webpageURL = try r.string("webpageURL")
+        a.expirationDate = try r.timestamp("expirationDate")
+        if let k = try r.strings("keywords") { a.keywords = k }
+        if let b = try r.bool("eligibleForHandoff") { a.eligibleForHandoff = b }
+        if let b = try r.bool("eligibleForSearch") { a.eligibleForSearch = b }
+        if let b = try r.bool("eligibleForPublicIndexing") { a.eligibleForPublicIndexing = b }
+        if let b = try r.bool("supportsContinuationStreams") { a.supportsContinuationStreams = b }
+        if let b = try r.bool("needsSave") { a.needsSave = b }
+    }
+
+    /// The body of an update. Unknown fields are errors; `null` clears webpageURL and expirationDate.
+    public static func decodeUpdate(_ o: JSONObject) throws(ValidationError) -> ActivityUpdate {
+        var r = JSONFieldReader(o)
+        var u = ActivityUpdate()
+        u.title = try r.string("title")
+        if let info = try r.object("userInfo") { u.userInfo = try TypedJSON.decode(dictionary: info, path: "userInfo") }
+        if let mode = try r.string("userInfoMode") {
+            guard let m = ActivityUpdate.UserInfoMode(rawValue: mode) else {
+                throw ValidationError(field: "userInfoMode", problem: "must be \"merge\" or \"replace\", not \"\(mode)\"")
+            }
+            u.userInfoMode = m
+        }
+        if u.userInfoMode == .replace && u.userInfo == nil { u.userInfo = [:] }
+        u.removeUserInfoKeys = try r.strings("removeUserInfoKeys") ?? []
+        u.requiredUserInfoKeys = try r.strings("requiredUserInfoKeys")
+        if r.has("webpageURL") { u.webpageURL = .some(try r.string("webpageURL")) }
+        if r.has("expirationDate") { u.expirationDate = .some(try r.timestamp("expirationDate")) }
+        u.keywords = try r.strings("keywords")
+        u.eligibleForHandoff = try r.bool("eligibleForHandoff")
+        u.eligibleForSearch = try r.bool("eligibleForSearch")
+        u.eligibleForPublicIndexing = try r.bool("eligibleForPublicIndexing")
+        u.supportsContinuationStreams = try r.bool("supportsContinuationStreams")
+        u.needsSave = try r.bool("needsSave")
+        try r.rejectUnknownFields()
+        return u
+    }
+
+    public static func encode(_ u: ActivityUpdate) -> JSONObject {
+        var o = JSONObject()
+        if let t = u.title { o["title"] = .string(t) }
+        if let info = u.userInfo { o["userInfo"] = .object(TypedJSON.encode(dictionary: info)) }
+        if u.userInfo != nil || u.userInfoMode == .replace { o["userInfoMode"] = .string(u.userInfoMode.rawValue) }
+        if !u.removeUserInfoKeys.isEmpty { o["removeUserInfoKeys"] = .array(u.removeUserInfoKeys.map(JSONValue.string)) }
+        if let k = u.requiredUserInfoKeys { o["requiredUserInfoKeys"] = .array(k.map(JSONValue.string)) }
+        if let w = u.webpageURL { o["webpageURL"] = w.map(JSONValue.string) ?? .null }
+        if let e = u.expirationDate { o["expirationDate"] = e.map { .string($0.rfc3339) } ?? .null }
+        if let k = u.keywords { o["keywords"] = .array(k.map(JSONValue.string)) }
+        if let b = u.eligibleForHandoff { o["eligibleForHandoff"] = .bool(b) }
+        if let b = u.eligibleForSearch { o["eligibleForSearch"] = .bool(b) }
+        if let b = u.eligibleForPublicIndexing { o["eligibleForPublicIndexing"] = .bool(b) }
+        if let b = u.supportsContinuationStreams { o["supportsContinuationStreams"] = .bool(b) }
+        if let b = u.needsSave { o["needsSave"] = .bool(b) }
+        return o
+    }
+
+    public static func encode(_ d: ActivityDraft) -> JSONObject {
+        var o = JSONObject()
+        o["activityType"] = .string(d.activityType)
+        if !d.title.isEmpty { o["title"] = .string(d.title) }
+        if !d.userInfo.isEmpty { o["userInfo"] = .object(TypedJSON.encode(dictionary: d.userInfo)) }
+        if !d.requiredUserInfoKeys.isEmpty { o["requiredUserInfoKeys"] = .array(d.requiredUserInfoKeys.map(JSONValue.string)) }
+        if let w = d.webpageURL { o["webpageURL"] = .string(w) }
+        if let e = d.expirationDate { o["expirationDate"] = .string(e.rfc3339) }
+        if !d.keywords.isEmpty { o["keywords"] = .array(d.keywords.map(JSONValue.string)) }
+        if !d.eligibleForHandoff { o["eligibleForHandoff"] = .bool(false) }
+        if d.eligibleForSearch { o["eligibleForSearch"] = .bool(true) }
+        if d.eligibleForPublicIndexing { o["eligibleForPublicIndexing"] = .bool(true) }
+        if d.supportsContinuationStreams { o["supportsContinuationStreams"] = .bool(true) }
+        if d.needsSave { o["needsSave"] = .bool(true) }
+        return o
+    }
+}

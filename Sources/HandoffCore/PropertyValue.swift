@@ -1,0 +1,36 @@
+/// One value of an activity's `userInfo`: the property-list types of NSUserActivity,
+/// plus null. Integers and doubles are distinct, and dates keep nanoseconds, so every
+/// value survives the JSON and binary encodings unchanged.
+public indirect enum PropertyValue: Sendable, Hashable {
+    case string(String)
+    case integer(Int64)
+    case double(Double)
+    case boolean(Bool)
+    case data([UInt8])
+    case date(Timestamp)
+    case url(String)
+    case array([PropertyValue])
+    case dictionary([String: PropertyValue])
+    /// Elements are unique; order is kept as given so encodings are stable.
+    case set([PropertyValue])
+    case null
+
+    public var typeName: String {
+        switch self {
+        case .string: "string"
+        case .integer: "integer"
+        case .double: "double"
+        case .boolean: "boolean"
+        case .data: "data"
+        case .date: "date"
+        case .url: "url"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        case .set: "set"
+        case .null: "null"
+        }
+    }
+}
+
+/// An activity's userInfo: string keys to property values.
+public typealias UserInfo = [String: PropertyValue]

@@ -1,0 +1,58 @@
+import HandoffCore
+
+/// Where an activity stands on its own device.
+public enum ActivityState: String, Sendable {
+    case current, resigned, invalidated, expired
+}
+
+/// Who an activity belongs to: an app's event-stream session (it dies with the session)
+/// or the daemon itself (it lives until replaced, resigned, invalidated or expired).
+public enum ActivityOwner: Sendable, Equatable {
+    case daemon
+    case session(String)
+
+    public var label: String {
+        switch self {
+        case .daemon: "daemon"
+        case .session: "session"
+        }
+    }
+}
+
+/// An activity as the control API returns it: the activity's fields plus `state`,
+/// `owner`, `payloadSize` and, for fresh snapshots, `stale`.
+public struct ActivityRecord: Sendable, Equatable {
+    public var activity: Activity
+    public var state: ActivityState
+    public var owner: String
+    public var payloadSize: Int
+    /// Set on snapshots: true when the owner did not answer will-save in time and the
+    /// last saved payload was served instead.
+    public var stale: Bool?
+
+    public init(activity: Activity, state: ActivityState, owner: String, payloadSize: Int, stale: Bool? = nil) {
+        self.activity = activity
+        self.state = state
+        self.owner = owner
+        self.payloadSize = payloadSize
+        self.stale = stale
+    }
+
+    public var json: JSONValue {
+        var o = ActivityJSON.encode(activity)
+        o["state"] = .string(state.rawValue)
+        o["owner"] = .string(owner)
+        o["payloadSize"] = .integer(Int64(payloadSize))
+        if let stale { o["stale"] = .bool(stale) }
+        return .object(o)
+    }
+
+    public init(json: JSONValue) throws(ValidationError) {
+        guard let o = json.objectValue else { throw ValidationError(field: "activity", problem: "is not an object") }
+        activity = try ActivityJSON.decodeActivity(o)
+        state = o["state"]?.stringValue.flatMap(ActivityState.init(rawValue:)) ?? .current
+        owner = o["owner"]?.stringValue ?? "daemon"
+        if case .integer(let n)? = o["payloadSize"] { payloadSize = Int(n) } else { payloadSize = 0 }
+        if case .bool(let b)? = o["stale"] { stale = b }
+    }
+}
