@@ -1,0 +1,345 @@
+import HandoffCore
+import HandoffWire
+import Logging
+
+/// The activities of this device and who owns them: one is current at a time, sessions
+/// (apps holding an event stream) own theirs, and changes go out as events.
+///
+/// Everything that decides what an activity is lives here; the HTTP layer only
+/// translates. No timers run unless something is due: expiry sleeps until the next
+/// expiration date, will-save until its deadline.
+public actor ActivityRegistry {
+    struct Entry {
+        var activity: Activity
+        var state: ActivityState
+        var owner: ActivityOwner
+    }
+
+    struct PendingSave {
+        let saveID: String
+        var waiters: [CheckedContinuation<Result<ActivityRecord, APIError>, Never>]
+        let timeout: Task<Void, Never>
+    }
+
+    public struct Settings: Sendable {
+        public var device: DeviceRef
+        public var limits: ActivityLimits
+        public var willSaveTimeout: Duration
+        /// Live (non-final) activities a session, or the daemon, may hold before the oldest
+        /// non-current one is dropped.
+        public var maximumActivitiesPerOwner: Int
+        /// How many invalidated or expired ids are remembered, so late calls get a clear 410.
+        public var rememberedFinalActivities: Int
+
+        public init(device: DeviceRef, limits: ActivityLimits = ActivityLimits(), willSaveTimeout: Duration = .milliseconds(500),
+                    maximumActivitiesPerOwner: Int = 32, rememberedFinalActivities: Int = 1024) {
+            self.device = device
+            self.limits = limits
+            self.willSaveTimeout = willSaveTimeout
+            self.maximumActivitiesPerOwner = maximumActivitiesPerOwner
+            self.rememberedFinalActivities = rememberedFinalActivities
+        }
+    }
+
+    public let settings: Settings
+    private let store: ActivityStore?
+    private let logger: Logger
+    private var events = EventHub()
+    private var lastSaved: SavedActivities?
+
+    private var entries: [ActivityID: Entry] = [:]
+    private var finalOrder: [ActivityID] = []
+    private var currentID: ActivityID?
+    private var pendingSaves: [ActivityID: PendingSave] = [:]
+    private var expiryTask: Task<Void, Never>?
+    private var expiryDue: Timestamp?
+
+    public init(settings: Settings, store: ActivityStore?, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.logger = logger
+    }
+
+    // MARK: - Start-up
+
+    /// Brings back the daemon-owned activities saved before a restart (crash included).
+    public func restore() {
+        guard let store else { return }
+        let saved = store.load(logger: logger)
+        lastSaved = saved
+        let now = WallClock.now()
+        for (activity, wasCurrent) in saved.activities where !activity.isExpired(at: now) {
+            entries[activity.id] = Entry(activity: activity, state: wasCurrent ? .current : .resigned, owner: .daemon)
+            if wasCurrent { currentID = activity.id }
+        }
+        if !entries.isEmpty {
+            logger.info("restored saved activities", metadata: ["count": "\(entries.count)", "current": "\(currentID?.rawValue ?? "none")"])
+        }
+        rescheduleExpiry()
+    }
+
+    // MARK: - Queries
+
+    public var current: ActivityRecord? {
+        currentID.flatMap { entries[$0] }.map(record)
+    }
+
+    public func all() -> [ActivityRecord] {
+        entries.values.filter { $0.state == .current || $0.state == .resigned }
+            .sorted { $0.activity.updatedAt > $1.activity.updatedAt }
+            .map(record)
+    }
+
+    public func get(_ ref: String) throws(APIError) -> ActivityRecord {
+        record(try entry(ref, allowFinal: true))
+    }
+
+    public var sessionCount: Int { events.sessionCount }
+
+    // MARK: - Sessions
+
+    public func openSession() -> (token: String, events: AsyncStream<ControlEvent>) {
+        events.open()
+    }
+
+    /// The app is gone: its activities go with it.
+    public func closeSession(_ token: String) {
+        guard events.close(token) else { return }
+        let owned = entries.filter { $0.value.owner == .session(token) && !isFinal($0.value.state) }
+        for id in owned.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            finalize(id, state: .invalidated, reason: "owner-session-ended")
+        }
+        if !owned.isEmpty { logger.debug("session ended", metadata: ["session": "\(token)", "invalidated": "\(owned.count)"]) }
+        persist()
+    }
+
+    // MARK: - Lifecycle
+
+    public func becomeCurrent(_ draft: ActivityDraft, session: String?) throws(APIError) -> ActivityRecord {
+        let owner: ActivityOwner
+        if let session {
+            guard events.isOpen(session) else { throw APIError.unknownSession(session) }
+            owner = .session(session)
+        } else {
+            owner = .daemon
+        }
+        let now = WallClock.now()
+        let activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
+        try validate(activity)
+        if activity.isExpired(at: now) {
+            throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
+        }
+        entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner)
+        evictBeyondCap(owner: owner, keeping: activity.id)
+        makeCurrent(activity.id)
+        rescheduleExpiry()
+        persist()
+        return record(entries[activity.id]!)
+    }
+
+    /// Makes an existing (resigned) activity current again.
+    public func becomeCurrent(existing ref: String) throws(APIError) -> ActivityRecord {
+        let e = try entry(ref, allowFinal: false)
+        if e.state != .current { makeCurrent(e.activity.id) }
+        persist()
+        return record(entries[e.activity.id]!)
+    }
+
+    public func resign(_ ref: String) throws(APIError) -> ActivityRecord {
+        let e = try entry(ref, allowFinal: false)
+        if e.state == .current {
+            entries[e.activity.id]!.state = .resigned
+            currentID = nil
+            events.broadcast(.resigned(record(entries[e.activity.id]!)))
+        }
+        persist()
+        return record(entries[e.activity.id]!)
+    }
+
+    public func update(_ ref: String, _ update: ActivityUpdate) throws(APIError) -> ActivityRecord {
+        let e = try entry(ref, allowFinal: false)
+        let now = WallClock.now()
+        var updated = update.applied(to: e.activity, now: now)
+        let answersSave = pendingSaves[e.activity.id] != nil
+        if answersSave && update.needsSave == nil { updated.needsSave = false }
+        try validate(updated)
+        entries[e.activity.id]!.activity = updated
+        let r = record(entries[e.activity.id]!)
+        events.broadcast(.updated(r))
+        if answersSave { resolveSave(e.activity.id, with: .success(withStale(r, false))) }
+        if updated.isExpired(at: now) { finalize(e.activity.id, state: .expired, reason: "expired") }
+        rescheduleExpiry()
+        persist()
+        return record(entries[e.activity.id]!)
+    }
+
+    public func invalidate(_ ref: String) throws(APIError) -> ActivityRecord {
+        let e = try entry(ref, allowFinal: false)
+        finalize(e.activity.id, state: .invalidated, reason: "invalidated")
+        persist()
+        return record(entries[e.activity.id]!)
+    }
+
+    // MARK: - Fresh snapshot (will-save)
+
+    /// The activity with a payload as fresh as its owner can make it. When needsSave is
+    /// set and the owning session is alive, the owner gets will-save and this waits for its
+    /// update, at most `willSaveTimeout`; then the last payload is served with `stale: true`.
+    public func snapshot(_ ref: String) async throws(APIError) -> ActivityRecord {
+        let e = try entry(ref, allowFinal: false)
+        let id = e.activity.id
+        guard e.activity.needsSave else { return withStale(record(e), false) }
+        guard case .session(let token) = e.owner, events.isOpen(token) else {
+            return withStale(record(e), true)  // nobody can refresh it
+        }
+        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<ActivityRecord, APIError>, Never>) in
+            if pendingSaves[id] != nil {
+                pendingSaves[id]!.waiters.append(c)
+                return
+            }
+            let saveID = ActivityID.random().rawValue
+            let timeout = settings.willSaveTimeout
+            let task = Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                await self?.saveTimedOut(id, saveID: saveID)
+            }
+            pendingSaves[id] = PendingSave(saveID: saveID, waiters: [c], timeout: task)
+            events.send(.willSave(activityID: id, saveID: saveID), to: token)
+        }
+        return try result.get()
+    }
+
+    private func saveTimedOut(_ id: ActivityID, saveID: String) {
+        guard let pending = pendingSaves[id], pending.saveID == saveID, let e = entries[id] else { return }
+        logger.info("owner did not answer will-save in time; serving the last payload", metadata: ["activity": "\(id)"])
+        resolveSave(id, with: .success(withStale(record(e), true)))
+    }
+
+    private func resolveSave(_ id: ActivityID, with result: Result<ActivityRecord, APIError>) {
+        guard let pending = pendingSaves.removeValue(forKey: id) else { return }
+        pending.timeout.cancel()
+        for w in pending.waiters { w.resume(returning: result) }
+    }
+
+    // MARK: - Internals
+
+    private func isFinal(_ s: ActivityState) -> Bool { s == .invalidated || s == .expired }
+
+    private func entry(_ ref: String, allowFinal: Bool) throws(APIError) -> Entry {
+        let id: ActivityID
+        if ref == "current" {
+            guard let c = currentID else { throw APIError.noCurrent() }
+            id = c
+        } else {
+            guard let parsed = ActivityID(ref) else {
+                throw APIError.badRequest("\"\(ref)\" is not an activity id (32 hex digits) or \"current\"")
+            }
+            id = parsed
+        }
+        guard let e = entries[id] else { throw APIError.unknownActivity(ref) }
+        if !allowFinal {
+            if e.state == .invalidated { throw APIError.invalidated(id) }
+            if e.state == .expired { throw APIError.expired(id) }
+        }
+        return e
+    }
+
+    private func validate(_ a: Activity) throws(APIError) {
+        do { try ActivityValidation.validate(a, limits: settings.limits) } catch { throw APIError.invalid(error) }
+    }
+
+    private func record(_ e: Entry) -> ActivityRecord {
+        ActivityRecord(activity: e.activity, state: e.state, owner: e.owner.label,
+                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity))
+    }
+
+    private func withStale(_ r: ActivityRecord, _ stale: Bool) -> ActivityRecord {
+        var r = r
+        r.stale = stale
+        return r
+    }
+
+    private func makeCurrent(_ id: ActivityID) {
+        if let old = currentID, old != id, entries[old]?.state == .current {
+            entries[old]!.state = .resigned
+            events.broadcast(.resigned(record(entries[old]!)))
+        }
+        entries[id]!.state = .current
+        currentID = id
+        events.broadcast(.becameCurrent(record(entries[id]!)))
+    }
+
+    private func finalize(_ id: ActivityID, state: ActivityState, reason: String) {
+        guard var e = entries[id], !isFinal(e.state) else { return }
+        if currentID == id { currentID = nil }
+        e.state = state
+        entries[id] = e
+        resolveSave(id, with: .failure(state == .expired ? .expired(id) : .invalidated(id)))
+        events.broadcast(state == .expired ? .expired(record(e)) : .invalidated(record(e), reason: reason))
+        // Keep only the final state's id and small metadata around for clear errors later.
+        finalOrder.append(id)
+        if finalOrder.count > settings.rememberedFinalActivities {
+            entries[finalOrder.removeFirst()] = nil
+        }
+    }
+
+    /// Apps that keep making activities without invalidating them must not grow memory:
+    /// beyond the cap the owner's oldest non-current activity is invalidated.
+    private func evictBeyondCap(owner: ActivityOwner, keeping: ActivityID) {
+        let live = entries.values.filter { $0.owner == owner && !isFinal($0.state) && $0.activity.id != keeping && $0.state != .current }
+        let total = entries.values.filter { $0.owner == owner && !isFinal($0.state) }.count
+        guard total > settings.maximumActivitiesPerOwner else { return }
+        for e in live.sorted(by: { $0.activity.updatedAt < $1.activity.updatedAt }).prefix(total - settings.maximumActivitiesPerOwner) {
+            finalize(e.activity.id, state: .invalidated, reason: "evicted")
+        }
+    }
+
+    private func rescheduleExpiry() {
+        let next = entries.values.filter { !isFinal($0.state) }.compactMap(\.activity.expirationDate).min()
+        guard next != expiryDue else { return }
+        expiryTask?.cancel()
+        expiryDue = next
+        guard let next else { expiryTask = nil; return }
+        let wait = max(0, WallClock.now().nanoseconds(until: next))
+        expiryTask = Task { [weak self] in
+            try? await Task.sleep(for: .nanoseconds(wait))
+            guard !Task.isCancelled else { return }
+            await self?.expireDue()
+        }
+    }
+
+    private func expireDue() {
+        let now = WallClock.now()
+        for (id, e) in entries where !isFinal(e.state) && e.activity.isExpired(at: now) {
+            finalize(id, state: .expired, reason: "expired")
+        }
+        expiryDue = nil
+        rescheduleExpiry()
+        persist()
+    }
+
+    /// Daemon-owned activities survive restarts; session-owned ones die with their app anyway.
+    private func persist() {
+        guard let store else { return }
+        let saved = entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
+            .sorted { $0.activity.createdAt < $1.activity.createdAt }
+            .map { ($0.activity, $0.state == .current) }
+        let snapshot = SavedActivities(activities: saved)
+        guard snapshot != lastSaved else { return }
+        do {
+            try store.save(snapshot)
+            lastSaved = snapshot
+        } catch {
+            logger.error("could not save activities", metadata: ["error": "\(error)"])
+        }
+    }
+
+    public func shutdown() {
+        expiryTask?.cancel()
+        for id in Array(pendingSaves.keys) {
+            resolveSave(id, with: .failure(APIError(status: 503, code: "shutting_down", message: "handoffd is shutting down")))
+        }
+        events.closeAll()
+    }
+}

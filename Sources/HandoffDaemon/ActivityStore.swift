@@ -1,0 +1,62 @@
+import HandoffCore
+import HandoffWire
+import Logging
+
+/// What survives a restart: the daemon-owned activities, and which one was current.
+public struct SavedActivities: Sendable, Equatable {
+    public var activities: [(Activity, Bool)]
+
+    public init(activities: [(Activity, Bool)]) { self.activities = activities }
+
+    public static func == (a: SavedActivities, b: SavedActivities) -> Bool {
+        a.activities.count == b.activities.count
+            && zip(a.activities, b.activities).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+}
+
+/// `activities.json` in the state directory, written atomically on every change.
+/// The same typed JSON as the API, so a person can read it.
+public struct ActivityStore: Sendable {
+    public let path: String
+
+    public init(stateDirectory: String) {
+        path = stateDirectory + "/activities.json"
+    }
+
+    func save(_ saved: SavedActivities) throws {
+        let list: [JSONValue] = saved.activities.map { a, current in
+            var o = ActivityJSON.encode(a)
+            o["current"] = .bool(current)
+            return .object(o)
+        }
+        let doc: JSONValue = .object(["version": .integer(1), "activities": .array(list)])
+        try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+    }
+
+    /// A damaged file is set aside (renamed `.corrupt`) and logged, never fatal.
+    func load(logger: Logger) -> SavedActivities {
+        do {
+            guard let bytes = try AtomicFile.read(path) else { return SavedActivities(activities: []) }
+            let doc = try JSONValue(parsing: bytes)
+            guard case .array(let list)? = doc.objectValue?["activities"] else {
+                throw ValidationError(field: "activities", problem: "missing")
+            }
+            var out: [(Activity, Bool)] = []
+            for item in list {
+                guard let o = item.objectValue else { continue }
+                let a = try ActivityJSON.decodeActivity(o)
+                out.append((a, o["current"] == .bool(true)))
+            }
+            return SavedActivities(activities: out)
+        } catch {
+            let aside = path + ".corrupt"
+            _ = rename(path, aside)
+            logger.error("saved activities could not be read; set aside", metadata: ["file": "\(aside)", "error": "\(error)"])
+            return SavedActivities(activities: [])
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small files written so that a crash at any moment leaves either the old or the new
+/// content: write a temporary file beside it, fsync, rename over.
+enum AtomicFile {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
+        let tmp = path + ".tmp-\(getpid())"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(description: "cannot create \(tmp): \(errnoText())") }
+        var ok = true
+        bytes.withUnsafeBytes { buf in
+            var off = 0
+            while off < buf.count {
+                let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; ok = false; return }
+                off += n
+            }
+        }
+        if ok && fsync(fd) != 0 { ok = false }
+        let err = errnoText()
+        close(fd)
+        guard ok else { unlink(tmp); throw Failure(description: "cannot write \(tmp): \(err)") }
+        guard rename(tmp, path) == 0 else {
+            let e = errnoText()
+            unlink(tmp)
+            throw Failure(description: "cannot rename \(tmp) to \(path): \(e)")
+        }
+    }
+
+    /// Nil when the file does not exist.
+    static func read(_ path: String, limit: Int = 16 << 20) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw Failure(description: "cannot open \(path): \(errnoText())")
+        }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw Failure(description: "cannot read \(path): \(errnoText())") }
+            if n == 0 { break }
+            out += chunk[0..<n]
+            if out.count > limit { throw Failure(description: "\(path) is larger than \(limit) bytes") }
+        }
+        return out
+    }
+
+    /// `mkdir -p` with `mode` for the directories it creates.
+    static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws {
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            current += "/" + part
+            if mkdir(current, mode) != 0 && errno != EEXIST {
+                throw Failure(description: "cannot create directory \(current): \(errnoText())")
+            }
+        }
+    }
+
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+}

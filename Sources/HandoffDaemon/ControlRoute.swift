@@ -1,0 +1,51 @@
+import NIOHTTP1
+
+/// The control API's route table: every route in one place (Docs/LocalAPI.md).
+enum ControlRoute: Sendable, Equatable {
+    case status
+    case events
+    case listActivities
+    case becomeCurrent
+    case getActivity(String)
+    case updateActivity(String)
+    case becomeCurrentAgain(String)
+    case resign(String)
+    case invalidate(String)
+    case snapshot(String)
+
+    enum Match: Equatable {
+        case route(ControlRoute)
+        case methodNotAllowed
+        case notFound
+    }
+
+    private static let table: [(HTTPMethod, [String], @Sendable (String) -> ControlRoute)] = [
+        (.GET, ["v1", "status"], { _ in .status }),
+        (.GET, ["v1", "events"], { _ in .events }),
+        (.GET, ["v1", "activities"], { _ in .listActivities }),
+        (.POST, ["v1", "activities"], { _ in .becomeCurrent }),
+        (.GET, ["v1", "activities", ":id"], { .getActivity($0) }),
+        (.PATCH, ["v1", "activities", ":id"], { .updateActivity($0) }),
+        (.DELETE, ["v1", "activities", ":id"], { .invalidate($0) }),
+        (.POST, ["v1", "activities", ":id", "become-current"], { .becomeCurrentAgain($0) }),
+        (.POST, ["v1", "activities", ":id", "resign"], { .resign($0) }),
+        (.POST, ["v1", "activities", ":id", "invalidate"], { .invalidate($0) }),
+        (.POST, ["v1", "activities", ":id", "snapshot"], { .snapshot($0) }),
+    ]
+
+    static func match(method: HTTPMethod, path: String) -> Match {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var pathMatched = false
+        for (m, pattern, make) in table where pattern.count == segments.count {
+            var id = ""
+            let fits = zip(pattern, segments).allSatisfy { p, s in
+                if p == ":id" { id = s; return true }
+                return p == s
+            }
+            guard fits else { continue }
+            pathMatched = true
+            if m == method { return .route(make(id)) }
+        }
+        return pathMatched ? .methodNotAllowed : .notFound
+    }
+}

@@ -1,0 +1,61 @@
+import HandoffCore
+import HandoffWire
+import NIOHTTP1
+
+/// Turns control requests into registry calls and registry results into responses.
+/// All behaviour stays in `ActivityRegistry`; this only translates.
+struct ControlRouter: Sendable {
+    let registry: ActivityRegistry
+    let status: @Sendable () async -> DaemonStatus
+
+    func handle(_ route: ControlRoute, _ request: ControlRequest) async -> ControlResponse {
+        do {
+            switch route {
+            case .status:
+                return .ok(await status().json)
+            case .listActivities:
+                let list = await registry.all()
+                return .ok(.object(["activities": .array(list.map(\.json))]))
+            case .becomeCurrent:
+                let body = try request.jsonObject()
+                let draft: ActivityDraft
+                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session"]) } catch { throw APIError.invalid(error) }
+                var session = request.headers.first(name: ControlPaths.sessionHeader)
+                if let v = body["session"], v != .null {
+                    guard let s = v.stringValue else { throw APIError.badRequest("session must be a string") }
+                    session = s
+                }
+                return .created(try await registry.becomeCurrent(draft, session: session).json)
+            case .getActivity(let id):
+                return .ok(try await registry.get(id).json)
+            case .updateActivity(let id):
+                let update: ActivityUpdate
+                do { update = try ActivityJSON.decodeUpdate(try request.jsonObject()) } catch let e as APIError { throw e } catch let e as ValidationError { throw APIError.invalid(e) }
+                return .ok(try await registry.update(id, update).json)
+            case .becomeCurrentAgain(let id):
+                try requireEmptyObject(request)
+                return .ok(try await registry.becomeCurrent(existing: id).json)
+            case .resign(let id):
+                try requireEmptyObject(request)
+                return .ok(try await registry.resign(id).json)
+            case .invalidate(let id):
+                try requireEmptyObject(request)
+                return .ok(try await registry.invalidate(id).json)
+            case .snapshot(let id):
+                try requireEmptyObject(request)
+                return .ok(try await registry.snapshot(id).json)
+            case .events:
+                return .error(.badRequest("the event stream is served by the connection, not the router"))
+            }
+        } catch let e as APIError {
+            return .error(e)
+        } catch {
+            return .error(APIError(status: 500, code: "internal", message: "\(error)"))
+        }
+    }
+
+    private func requireEmptyObject(_ request: ControlRequest) throws(APIError) {
+        let o = try request.jsonObject()
+        if let k = o.keys.first { throw APIError.invalid(ValidationError(field: k, problem: "unknown field")) }
+    }
+}

@@ -1,0 +1,184 @@
+import HandoffCore
+import HandoffWire
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#endif
+
+typealias ControlChannel = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+/// The control API: HTTP/1.1 with JSON bodies on a Unix socket (Docs/LocalAPI.md).
+/// Each connection is served by its own task; one failing connection never stops the server.
+public final class ControlServer: Service, Sendable {
+    let listener: ControlListener
+    let router: ControlRouter
+    let registry: ActivityRegistry
+    let settings: ControlServerSettings
+    let logger: Logger
+    let group: MultiThreadedEventLoopGroup
+    let onReady: @Sendable () -> Void
+    private let connections = ConnectionSet()
+
+    init(listener: ControlListener, router: ControlRouter, registry: ActivityRegistry, settings: ControlServerSettings,
+         group: MultiThreadedEventLoopGroup, logger: Logger, onReady: @escaping @Sendable () -> Void) {
+        self.listener = listener
+        self.router = router
+        self.registry = registry
+        self.settings = settings
+        self.group = group
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    public func run() async throws {
+        let server = try await bind()
+        logger.info("control API listening", metadata: ["socket": "\(listener.path)"])
+        onReady()
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { tasks in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        tasks.addTask { await self.serve(connection) }
+                    }
+                }
+                // Listener closed: end event streams and idle keep-alive connections too.
+                await registry.shutdown()
+                connections.closeAll()
+            }
+        } onGracefulShutdown: {
+            server.channel.close(promise: nil)
+        }
+        if case .path(let p) = listener { unlink(p) }  // systemd owns an inherited socket's file
+    }
+
+    private func bind() async throws -> NIOAsyncChannel<ControlChannel, Never> {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 128)
+        let settings = self.settings
+        let initializer: @Sendable (Channel) -> EventLoopFuture<ControlChannel> = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler(
+                    requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)))
+                return try ControlChannel(wrappingChannelSynchronously: channel)
+            }
+        }
+        switch listener {
+        case .inherited(let fd, _):
+            return try await bootstrap.bind(fd, childChannelInitializer: initializer)
+        case .path(let path):
+            // ControlListener.prepare ran at start-up, before any state was touched.
+            // NIO never chmods the socket: create it 0600 through the umask.
+            let old = umask(0o077)
+            defer { umask(old) }
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            chmod(path, 0o600)
+            return channel
+        }
+    }
+
+    private func serve(_ connection: ControlChannel) async {
+        let channel = connection.channel
+        guard connections.insert(channel, limit: settings.maximumConnections) else {
+            logger.warning("too many control connections; refusing one", metadata: ["limit": "\(settings.maximumConnections)"])
+            try? await connection.executeThenClose { _, outbound in
+                try await Self.write(.error(APIError(status: 503, code: "too_many_connections",
+                    message: "handoffd has \(self.settings.maximumConnections) connections open already; close some and retry")),
+                    to: outbound, keepAlive: false)
+            }
+            return
+        }
+        defer { connections.remove(channel) }
+        let credentials = try? await PeerCredentials.of(channel)
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                // No credentials: the peer already hung up (a liveness probe, say).
+                guard let credentials else { return }
+                guard credentials.uid == getuid() else {
+                    let who = "uid \(credentials.uid) (pid \(credentials.pid))"
+                    logger.warning("refused a control connection from another user", metadata: ["peer": "\(who)"])
+                    try await Self.write(.error(APIError(status: 403, code: "forbidden",
+                        message: "handoffd of uid \(getuid()) serves only its own user; \(who) is refused")), to: outbound, keepAlive: false)
+                    return
+                }
+                try await self.serveRequests(inbound: inbound, outbound: outbound, channel: channel)
+            }
+        } catch {
+            logger.debug("control connection ended with an error", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func serveRequests(inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>,
+                               outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: Channel) async throws {
+        var parts = inbound.makeAsyncIterator()
+        while let part = try await parts.next() {
+            guard case .head(let head) = part else { continue }
+            let keepAlive = head.isKeepAlive
+            if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > settings.maximumBodyBytes {
+                try await Self.write(.error(.tooLarge(settings.maximumBodyBytes)), to: outbound, keepAlive: false)
+                return
+            }
+            var body: [UInt8] = []
+            var complete = false
+            while let next = try await parts.next() {
+                switch next {
+                case .head: return  // the decoder never does this; treat as a broken client
+                case .body(let buffer):
+                    guard body.count + buffer.readableBytes <= settings.maximumBodyBytes else {
+                        try await Self.write(.error(.tooLarge(settings.maximumBodyBytes)), to: outbound, keepAlive: false)
+                        return
+                    }
+                    body += buffer.readableBytesView
+                case .end:
+                    complete = true
+                }
+                if complete { break }
+            }
+            guard complete else { return }  // client went away mid-request
+            let request = ControlRequest(head: head, body: body)
+            switch ControlRoute.match(method: head.method, path: request.path) {
+            case .notFound:
+                try await Self.write(.error(.notFound("no route \(request.path); see Docs/LocalAPI.md (routes start with /v1/)")), to: outbound, keepAlive: keepAlive)
+            case .methodNotAllowed:
+                try await Self.write(.error(.methodNotAllowed("\(head.method)", request.path)), to: outbound, keepAlive: keepAlive)
+            case .route(.events):
+                try await streamEvents(outbound: outbound, channel: channel)
+                return
+            case .route(let route):
+                let response = await router.handle(route, request)
+                try await Self.write(response, to: outbound, keepAlive: keepAlive)
+            }
+            if !keepAlive { return }
+        }
+    }
+
+    /// JSON lines, one event each, flushed as they happen. The stream is a session: what
+    /// it owns is invalidated when the connection closes.
+    private func streamEvents(outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: Channel) async throws {
+        let (token, events) = await registry.openSession()
+        let registry = self.registry
+        channel.closeFuture.whenComplete { _ in
+            Task { await registry.closeSession(token) }
+        }
+        let headers = HTTPHeaders([("Content-Type", "application/x-ndjson"), ("Cache-Control", "no-store")])
+        try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
+        for await event in events {
+            let line = channel.allocator.buffer(string: event.json.serialized() + "\n")
+            try await outbound.write(.body(.byteBuffer(line)))
+        }
+        try await outbound.write(.end(nil))
+    }
+
+    static func write(_ response: ControlResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, keepAlive: Bool) async throws {
+        let body = ByteBuffer(string: response.body.serialized() + "\n")
+        var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.readableBytes)")])
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)))
+        try await outbound.write(.body(.byteBuffer(body)))
+        try await outbound.write(.end(nil))
+    }
+}

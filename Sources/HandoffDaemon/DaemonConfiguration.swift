@@ -1,0 +1,78 @@
+import HandoffCore
+import HandoffWire
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything handoffd is told at start: defaults, then the config file, then flags.
+public struct DaemonConfiguration: Sendable {
+    public var deviceName: String
+    public var stateDirectory: String
+    public var socketPath: String
+    public var logLevel: Logger.Level = .info
+    public var maximumActivityBytes = ActivityLimits.defaultMaximumEncodedBytes
+    public var willSaveTimeoutMilliseconds: Int64 = 500
+    public var maximumConnections = 64
+
+    public init() {
+        deviceName = DaemonConfiguration.hostName()
+        stateDirectory = DefaultPaths.stateDirectory
+        socketPath = DefaultPaths.socket
+    }
+
+    static func hostName() -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buf, buf.count) == 0 else { return "workstation" }
+        let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "workstation" : name
+    }
+
+    public struct FileError: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
+
+    /// Applies `key = value` lines (`#` starts a comment). Keys are the long flag names.
+    public mutating func apply(configFile text: String, path: String) throws {
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.prefix { $0 != "#" }.trimmingCharacters()
+            guard !line.isEmpty else { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw FileError(description: "\(path):\(n + 1): expected `key = value`, got \"\(line)\"")
+            }
+            let key = line[..<eq].trimmingCharacters()
+            let value = line[line.index(after: eq)...].trimmingCharacters()
+            do { try set(key, value) } catch let e as FileError {
+                throw FileError(description: "\(path):\(n + 1): \(e.description)")
+            }
+        }
+    }
+
+    public mutating func set(_ key: String, _ value: String) throws {
+        func int(_ v: String) throws -> Int {
+            guard let i = Int(v), i > 0 else { throw FileError(description: "\(key) must be a positive whole number, not \"\(v)\"") }
+            return i
+        }
+        switch key {
+        case "name": deviceName = value
+        case "state-dir": stateDirectory = value
+        case "socket": socketPath = value
+        case "log-level":
+            guard let l = Logger.Level(rawValue: value) else {
+                throw FileError(description: "log-level must be one of trace, debug, info, notice, warning, error, critical")
+            }
+            logLevel = l
+        case "max-activity-bytes": maximumActivityBytes = try int(value)
+        case "will-save-timeout-ms": willSaveTimeoutMilliseconds = Int64(try int(value))
+        case "max-connections": maximumConnections = try int(value)
+        default: throw FileError(description: "unknown setting \"\(key)\"")
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters() -> String {
+        String(drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+    }
+}
