@@ -67,7 +67,7 @@ public actor ActivityRegistry {
         guard let store else { return }
         let saved = store.load(logger: logger)
         lastSaved = saved
-        let now = WallClock.now()
+        let now = SystemClock.now()
         for (activity, wasCurrent) in saved.activities where !activity.isExpired(at: now) {
             entries[activity.id] = Entry(activity: activity, state: wasCurrent ? .current : .resigned, owner: .daemon)
             if wasCurrent { currentID = activity.id }
@@ -123,7 +123,7 @@ public actor ActivityRegistry {
         } else {
             owner = .daemon
         }
-        let now = WallClock.now()
+        let now = SystemClock.now()
         let activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
         try validate(activity)
         if activity.isExpired(at: now) {
@@ -158,7 +158,7 @@ public actor ActivityRegistry {
 
     public func update(_ ref: String, _ update: ActivityUpdate) throws(APIError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
-        let now = WallClock.now()
+        let now = SystemClock.now()
         var updated = update.applied(to: e.activity, now: now)
         let answersSave = pendingSaves[e.activity.id] != nil
         if answersSave && update.needsSave == nil { updated.needsSave = false }
@@ -301,7 +301,7 @@ public actor ActivityRegistry {
         expiryTask?.cancel()
         expiryDue = next
         guard let next else { expiryTask = nil; return }
-        let wait = max(0, WallClock.now().nanoseconds(until: next))
+        let wait = max(0, SystemClock.now().nanoseconds(until: next))
         expiryTask = Task { [weak self] in
             try? await Task.sleep(for: .nanoseconds(wait))
             guard !Task.isCancelled else { return }
@@ -310,7 +310,7 @@ public actor ActivityRegistry {
     }
 
     private func expireDue() {
-        let now = WallClock.now()
+        let now = SystemClock.now()
         for (id, e) in entries where !isFinal(e.state) && e.activity.isExpired(at: now) {
             finalize(id, state: .expired, reason: "expired")
         }

@@ -29,7 +29,7 @@ public struct Daemon: Sendable {
             listener = .path(config.socketPath)
         }
         try AtomicFile.makeDirectories(config.stateDirectory)
-        let startedAt = WallClock.now()
+        let startedAt = SystemClock.now()
         let device = DeviceRef(name: config.deviceName)
         let registry = ActivityRegistry(
             settings: .init(device: device, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),

@@ -1,1 +1,3 @@
-print("x")
+import HandoffCommands
+
+await Handoffctl.runAndExit()

@@ -5,8 +5,8 @@ import Darwin
 #endif
 import HandoffCore
 
-/// The real-time clock, for activity times and expiry.
-public enum WallClock {
+/// The real-time clock, for activity times and expiry (daemon and clients alike).
+public enum SystemClock {
     public static func now() -> Timestamp {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)

@@ -1,0 +1,84 @@
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+typealias ClientChannel = NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+
+/// One HTTP/1.1 connection to handoffd's Unix socket.
+enum ControlConnection {
+    static func connect(_ socketPath: String) async throws -> ClientChannel {
+        // A missing socket is the common case (daemon not started): say so plainly.
+        var st = stat()
+        if lstat(socketPath, &st) != 0 {
+            let detail = errno == EACCES ? "the socket cannot be reached (permission denied)" : "no socket"
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: detail)
+        }
+        do {
+            return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: socketPath) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try ClientChannel(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch let e as IOError where e.errnoCode == ECONNREFUSED || e.errnoCode == ENOENT {
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")
+        } catch let e as IOError where e.errnoCode == EACCES {
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket cannot be reached (permission denied)")
+        } catch let e as HandoffClientError {
+            throw e
+        } catch {
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(error)")
+        }
+    }
+
+    static func requestHead(_ method: HTTPMethod, _ path: String, bodyLength: Int?, headers extra: [(String, String)]) -> HTTPRequestHead {
+        var headers = HTTPHeaders([("Host", "localhost"), ("User-Agent", "handoff-client/\(APIVersion.software)")])
+        if let bodyLength {
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: "\(bodyLength)")
+        }
+        for (k, v) in extra { headers.add(name: k, value: v) }
+        return HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
+    }
+
+    /// Sends one request and reads the whole response: (status, JSON body).
+    static func exchange(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
+                         headers: [(String, String)] = []) async throws -> (Int, JSONValue) {
+        let channel = try await connect(socketPath)
+        let payload = body.map { ByteBuffer(string: $0.serialized()) }
+        do {
+            return try await channel.executeThenClose { inbound, outbound in
+                var head = requestHead(method, path, bodyLength: payload?.readableBytes ?? (method == .GET ? nil : 0), headers: headers)
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+                try await outbound.write(.head(head))
+                if let payload { try await outbound.write(.body(.byteBuffer(payload))) }
+                try await outbound.write(.end(nil))
+                var status = 0
+                var bytes: [UInt8] = []
+                for try await part in inbound {
+                    switch part {
+                    case .head(let h): status = Int(h.status.code)
+                    case .body(let b): bytes += b.readableBytesView
+                    case .end:
+                        let json: JSONValue
+                        do { json = try JSONValue(parsing: bytes) } catch {
+                            throw HandoffClientError.badResponse("\(error)")
+                        }
+                        return (status, json)
+                    }
+                }
+                throw HandoffClientError.connectionLost("handoffd closed the connection before answering")
+            }
+        } catch let e as HandoffClientError {
+            throw e
+        } catch {
+            throw HandoffClientError.connectionLost("\(error)")
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOHTTP1
+
+/// An open event stream: the app's session with handoffd. Activities made with its
+/// `token` belong to it and are invalidated when it closes (or the app dies).
+public final class EventSession: Sendable {
+    public let token: String
+    /// Events after the initial `session` one, in order. Ends when the session closes.
+    public let events: AsyncThrowingStream<ControlEvent, Error>
+    private let task: Task<Void, Never>
+
+    init(token: String, events: AsyncThrowingStream<ControlEvent, Error>, task: Task<Void, Never>) {
+        self.token = token
+        self.events = events
+        self.task = task
+    }
+
+    /// Ends the session; its activities are invalidated.
+    public func close() { task.cancel() }
+
+    deinit { task.cancel() }
+
+    static func open(socketPath: String) async throws -> EventSession {
+        let channel = try await ControlConnection.connect(socketPath)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ControlEvent.self)
+        let (first, firstContinuation) = AsyncThrowingStream.makeStream(of: String.self)
+        let task = Task {
+            do {
+                try await channel.executeThenClose { inbound, outbound in
+                    try await outbound.write(.head(ControlConnection.requestHead(.GET, ControlPaths.events, bodyLength: nil, headers: [])))
+                    try await outbound.write(.end(nil))
+                    var line: [UInt8] = []
+                    var gotToken = false
+                    for try await part in inbound {
+                        switch part {
+                        case .head(let h):
+                            guard h.status == .ok else { throw HandoffClientError.badResponse("GET /v1/events answered \(h.status.code)") }
+                        case .body(let buffer):
+                            for byte in buffer.readableBytesView {
+                                guard byte == 0x0A else {
+                                    line.append(byte)
+                                    guard line.count <= 16 << 20 else { throw HandoffClientError.badResponse("an event line over 16 MiB") }
+                                    continue
+                                }
+                                let event = try ControlEvent(json: try JSONValue(parsing: line))
+                                line.removeAll(keepingCapacity: true)
+                                if !gotToken, case .session(let token) = event {
+                                    gotToken = true
+                                    firstContinuation.yield(token)
+                                    firstContinuation.finish()
+                                } else {
+                                    continuation.yield(event)
+                                }
+                            }
+                        case .end:
+                            break
+                        }
+                    }
+                }
+                firstContinuation.finish(throwing: HandoffClientError.connectionLost("handoffd ended the event stream"))
+                continuation.finish()
+            } catch {
+                let e = error is CancellationError ? error : (error as? HandoffClientError) ?? HandoffClientError.connectionLost("\(error)")
+                firstContinuation.finish(throwing: e)
+                continuation.finish(throwing: e)
+            }
+        }
+        var it = first.makeAsyncIterator()
+        guard let token = try await it.next() else {
+            task.cancel()
+            throw HandoffClientError.connectionLost("handoffd ended the event stream before sending a session token")
+        }
+        return EventSession(token: token, events: stream, task: task)
+    }
+}

@@ -1,0 +1,88 @@
+import HandoffCore
+import HandoffWire
+import NIOHTTP1
+
+/// The client library apps use to talk to their local handoffd (and what handoffctl is
+/// built on). Every call is one short HTTP exchange on the control socket.
+public struct HandoffClient: Sendable {
+    public let socketPath: String
+
+    /// `socketPath` defaults to `$HANDOFF_SOCKET`, else `$XDG_RUNTIME_DIR/handoff/handoffd.sock`.
+    public init(socketPath: String? = nil) {
+        self.socketPath = socketPath ?? DefaultPaths.socket
+    }
+
+    public func status() async throws -> DaemonStatus {
+        try decode(try await call(.GET, ControlPaths.status), DaemonStatus.init(json:))
+    }
+
+    public func activities() async throws -> [ActivityRecord] {
+        let body = try await call(.GET, ControlPaths.activities)
+        guard case .array(let items)? = body.objectValue?["activities"] else {
+            throw HandoffClientError.badResponse("no activities list")
+        }
+        return try items.map { try decode($0, ActivityRecord.init(json:)) }
+    }
+
+    /// Nil when no activity is current.
+    public func current() async throws -> ActivityRecord? {
+        do {
+            return try decode(try await call(.GET, ControlPaths.current), ActivityRecord.init(json:))
+        } catch HandoffClientError.api(let e) where e.code == "no_current_activity" {
+            return nil
+        }
+    }
+
+    public func activity(_ id: String) async throws -> ActivityRecord {
+        try decode(try await call(.GET, ControlPaths.activity(id)), ActivityRecord.init(json:))
+    }
+
+    /// Makes a new activity current. With `session`, it belongs to that event session
+    /// and dies with it; without, it belongs to the daemon.
+    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil) async throws -> ActivityRecord {
+        var body = ActivityJSON.encode(draft)
+        if let session { body["session"] = .string(session) }
+        return try decode(try await call(.POST, ControlPaths.activities, body: .object(body)), ActivityRecord.init(json:))
+    }
+
+    public func becomeCurrent(existing id: String) async throws -> ActivityRecord {
+        try decode(try await call(.POST, ControlPaths.activity(id) + "/become-current", body: .object([:])), ActivityRecord.init(json:))
+    }
+
+    public func update(_ id: String, _ update: ActivityUpdate) async throws -> ActivityRecord {
+        try decode(try await call(.PATCH, ControlPaths.activity(id), body: .object(ActivityJSON.encode(update))), ActivityRecord.init(json:))
+    }
+
+    public func resign(_ id: String = "current") async throws -> ActivityRecord {
+        try decode(try await call(.POST, ControlPaths.resign(id), body: .object([:])), ActivityRecord.init(json:))
+    }
+
+    public func invalidate(_ id: String = "current") async throws -> ActivityRecord {
+        try decode(try await call(.POST, ControlPaths.invalidate(id), body: .object([:])), ActivityRecord.init(json:))
+    }
+
+    /// The activity with a payload as fresh as its owner can make it (will-save).
+    public func snapshot(_ id: String = "current") async throws -> ActivityRecord {
+        try decode(try await call(.POST, ControlPaths.snapshot(id), body: .object([:])), ActivityRecord.init(json:))
+    }
+
+    /// Opens the event stream, which is also the app's session.
+    public func openSession() async throws -> EventSession {
+        try await EventSession.open(socketPath: socketPath)
+    }
+
+    // MARK: -
+
+    private func call(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
+        let (status, json) = try await ControlConnection.exchange(socketPath, method, path, body: body)
+        guard (200..<300).contains(status) else {
+            throw HandoffClientError.api(APIError(status: status, body: json)
+                ?? APIError(status: status, code: "http_\(status)", message: "handoffd answered HTTP \(status)"))
+        }
+        return json
+    }
+
+    private func decode<T>(_ json: JSONValue, _ make: (JSONValue) throws(ValidationError) -> T) throws -> T {
+        do { return try make(json) } catch { throw HandoffClientError.badResponse("\(error)") }
+    }
+}

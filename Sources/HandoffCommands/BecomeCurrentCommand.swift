@@ -1,0 +1,75 @@
+import ArgumentParser
+import HandoffClient
+import HandoffCore
+import HandoffWire
+
+struct BecomeCurrentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "become-current",
+        abstract: "Make a new activity this workstation's current one; prints its id.",
+        discussion: """
+            Without --attach the activity belongs to handoffd and lives until it is replaced, resigned, \
+            invalidated or expires. With --attach this command stays connected as the activity's owner: the \
+            activity ends when the command ends (Ctrl-C), and with --refresh-with it answers will-save by \
+            running CMD and taking its stdout (a JSON object) as the new userInfo.
+            """)
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(name: .customLong("type"), help: ArgumentHelp("The activity type, reverse-DNS (com.example.editor.edit-note).", valueName: "type"))
+    var activityType: String
+
+    @OptionGroup var content: ActivityContentOptions
+
+    @Flag(help: "Make it eligible for search on this user's devices.")
+    var search = false
+
+    @Flag(name: .customLong("public-index"), help: "Make it eligible for public indexing.")
+    var publicIndex = false
+
+    @Flag(name: .customLong("no-handoff"), help: "Do not offer it to other workstations.")
+    var noHandoff = false
+
+    @Flag(help: "The origin serves continuation streams.")
+    var streams = false
+
+    @Flag(name: .customLong("needs-save"), help: "Mark the payload stale: the owner is asked to refresh it before it is sent.")
+    var needsSave = false
+
+    @Flag(help: "Stay connected as the activity's owner; it ends when this command ends.")
+    var attach = false
+
+    @Option(name: .customLong("refresh-with"), help: ArgumentHelp("With --attach: a shell command whose stdout (a JSON object) becomes userInfo on will-save.", valueName: "cmd"))
+    var refreshWith: String?
+
+    func validate() throws {
+        if refreshWith != nil && !attach { throw ValidationError("--refresh-with needs --attach: only an attached owner can answer will-save") }
+    }
+
+    func run() async throws {
+        var draft = ActivityDraft(activityType: activityType)
+        draft.title = content.title ?? ""
+        draft.userInfo = try content.userInfo() ?? [:]
+        draft.requiredUserInfoKeys = ActivityContentOptions.list(content.requiredKeys) ?? []
+        draft.webpageURL = content.webpageURL
+        draft.keywords = ActivityContentOptions.list(content.keywords) ?? []
+        if let e = content.expires { draft.expirationDate = try ExpiryArgument.parse(e, now: SystemClock.now()) }
+        draft.eligibleForSearch = search
+        draft.eligibleForPublicIndexing = publicIndex
+        draft.eligibleForHandoff = !noHandoff
+        draft.supportsContinuationStreams = streams
+        draft.needsSave = needsSave
+
+        let client = options.client
+        guard attach else {
+            let record = try await client.becomeCurrent(draft)
+            Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue)
+            return
+        }
+        let session = try await client.openSession()
+        let record = try await client.becomeCurrent(draft, session: session.token)
+        Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
+        try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
+                                refreshCommand: refreshWith, json: options.json).run()
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import HandoffCore
+import HandoffWire
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch", abstract: "Print handoffd's events as they happen (--json: JSON lines).")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let session = try await options.client.openSession()
+        defer { session.close() }
+        if options.json { Output.out(ControlEvent.session(token: session.token).json.serialized()) }
+        do {
+            for try await event in session.events {
+                Output.out(options.json ? event.json.serialized() : Self.describe(event))
+            }
+        } catch {
+            throw CommandFailure(description: "lost the connection to handoffd: \(error)")
+        }
+        throw CommandFailure(description: "handoffd closed the event stream (was it stopped?)")
+    }
+
+    static func describe(_ event: ControlEvent) -> String {
+        let time = String(SystemClock.now().rfc3339.dropFirst(11).prefix(12))
+        switch event {
+        case .becameCurrent(let r), .resigned(let r), .updated(let r), .expired(let r):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(ActivityPrinter.summary(r))"
+        case .invalidated(let r, let reason):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(ActivityPrinter.summary(r)) (\(reason))"
+        case .willSave(let id, _):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(id)"
+        case .session(let token):
+            return "\(time) session        \(token)"
+        case .other(let name, let body):
+            return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
+        }
+    }
+}
