@@ -48,6 +48,8 @@ public struct Daemon: Sendable {
         })
         var serverSettings = ControlServerSettings()
         serverSettings.maximumConnections = config.maximumConnections
+        serverSettings.requestTimeout = config.requestTimeoutMilliseconds
+        serverSettings.idleTimeout = config.idleTimeoutMilliseconds
         // Typed JSON (base64, field names) runs larger than the binary payload it describes.
         serverSettings.maximumBodyBytes = max(256 * 1024, config.maximumActivityBytes * 4)
         let server = ControlServer(

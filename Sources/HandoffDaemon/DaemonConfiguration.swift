@@ -14,6 +14,8 @@ public struct DaemonConfiguration: Sendable {
     public var maximumActivityBytes = ActivityLimits.defaultMaximumEncodedBytes
     public var willSaveTimeoutMilliseconds: Int64 = 500
     public var maximumConnections = 64
+    public var requestTimeoutMilliseconds: Int64 = 10_000
+    public var idleTimeoutMilliseconds: Int64 = 60_000
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -66,6 +68,8 @@ public struct DaemonConfiguration: Sendable {
         case "max-activity-bytes": maximumActivityBytes = try int(value)
         case "will-save-timeout-ms": willSaveTimeoutMilliseconds = Int64(try int(value))
         case "max-connections": maximumConnections = try int(value)
+        case "request-timeout-ms": requestTimeoutMilliseconds = Int64(try int(value))
+        case "idle-timeout-ms": idleTimeoutMilliseconds = Int64(try int(value))
         default: throw FileError(description: "unknown setting \"\(key)\"")
         }
     }

@@ -39,6 +39,12 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "Open control connections at once (default: 64).")
     var maxConnections: Int?
 
+    @Option(name: .customLong("request-timeout-ms"), help: "A control request must arrive whole within this (default: 10000).")
+    var requestTimeoutMs: Int?
+
+    @Option(name: .customLong("idle-timeout-ms"), help: "Idle control connections are closed after this (default: 60000).")
+    var idleTimeoutMs: Int?
+
     func run() async throws {
         var cfg = DaemonConfiguration()
         do {
@@ -49,6 +55,8 @@ struct Handoffd: AsyncParsableCommand {
                 ("max-activity-bytes", maxActivityBytes.map(String.init)),
                 ("will-save-timeout-ms", willSaveTimeoutMs.map(String.init)),
                 ("max-connections", maxConnections.map(String.init)),
+                ("request-timeout-ms", requestTimeoutMs.map(String.init)),
+                ("idle-timeout-ms", idleTimeoutMs.map(String.init)),
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
         } catch {

@@ -1,0 +1,79 @@
+import HandoffClient
+import HandoffCore
+import HandoffWire
+import Testing
+
+/// Activities made through an event-stream session die with the session.
+@Suite struct SessionOwnershipTests {
+    @Test func sessionEndInvalidatesItsActivities() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let watcher = EventRecorder(try await client.openSession())
+        let owner = try await client.openSession()
+        var d = ActivityDraft(activityType: "com.example.owned")
+        d.title = "owned"
+        let owned = try await client.becomeCurrent(d, session: owner.token)
+        #expect(owned.owner == "session")
+        // A daemon-owned activity made meanwhile is not touched by the session's end.
+        let other = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.daemon"))
+        owner.close()
+        let e = try await watcher.waitFor("owned invalidated") {
+            if case .invalidated(let r, _) = $0 { return r.activity.id == owned.activity.id } else { return false }
+        }
+        if case .invalidated(_, let reason) = e { #expect(reason == "owner-session-ended") }
+        #expect(try await client.activity(owned.activity.id.rawValue).state == .invalidated)
+        #expect(try await client.current()?.activity.id == other.activity.id)
+    }
+
+    @Test func currentSessionActivityGoesWhenItsAppDies() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        // A raw connection stands for an app that crashes: the kernel closes its socket.
+        let app = try RawUnixSocket(path: daemon.socketPath)
+        try app.send("GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
+        var token = ""
+        try await eventually("session token") {
+            let (data, _) = app.readUntilClosed(timeout: 0.2)
+            let text = String(decoding: data, as: UTF8.self)
+            if let r = text.range(of: "\"session\":\"") {
+                token = String(text[r.upperBound...].prefix(32))
+            }
+            return !token.isEmpty
+        }
+        let owned = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.crashy"), session: token)
+        #expect(try await client.current()?.activity.id == owned.activity.id)
+        app.close()
+        try await eventually("the crashed app's activity to be invalidated") {
+            try await client.activity(owned.activity.id.rawValue).state == .invalidated
+        }
+        #expect(try await client.current() == nil)
+    }
+
+    @Test func unknownSessionIsRefused() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        do {
+            _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.x"), session: "0123456789abcdef0123456789abcdef")
+            Issue.record("an unknown session was accepted")
+        } catch HandoffClientError.api(let e) {
+            #expect(e.code == "unknown_session")
+            #expect(e.status == 409)
+        }
+        #expect(try await client.current() == nil)
+    }
+
+    @Test func sessionsSeeEventsButOnlyTheOwnerGetsWillSave() async throws {
+        let daemon = try await DaemonProcess(arguments: ["--will-save-timeout-ms", "300"]).start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let owner = try await client.openSession()
+        let ownerEvents = EventRecorder(owner)
+        let bystander = EventRecorder(try await client.openSession())
+        var d = ActivityDraft(activityType: "com.example.ws")
+        d.needsSave = true
+        let a = try await client.becomeCurrent(d, session: owner.token)
+        _ = try await client.snapshot(a.activity.id.rawValue)
+        _ = try await ownerEvents.waitFor("will-save at the owner") { $0.name == "will-save" }
+        _ = try await bystander.waitFor("became-current at the bystander") { $0.name == "became-current" }
+        #expect(await !bystander.names().contains("will-save"))
+    }
+}

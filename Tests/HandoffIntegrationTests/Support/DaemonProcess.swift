@@ -1,0 +1,91 @@
+import Foundation
+
+/// A real handoffd process with its own runtime and state directories.
+final class DaemonProcess: @unchecked Sendable {
+    let directory: String
+    let socketPath: String
+    let stateDirectory: String
+    let logPath: String
+    let extraArguments: [String]
+    private(set) var process: Process?
+
+    init(arguments: [String] = [], directory: String? = nil) throws {
+        self.directory = try directory ?? TestEnvironment.makeTemporaryDirectory()
+        socketPath = self.directory + "/run/handoff/handoffd.sock"
+        stateDirectory = self.directory + "/state/handoff"
+        logPath = self.directory + "/handoffd.log"
+        extraArguments = arguments
+    }
+
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_RUNTIME_DIR"] = directory + "/run"
+        env["XDG_STATE_HOME"] = directory + "/state"
+        env["XDG_CONFIG_HOME"] = directory + "/config"
+        env["HANDOFF_SOCKET"] = socketPath
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        env.removeValue(forKey: "LISTEN_FDS")
+        env.removeValue(forKey: "LISTEN_PID")
+        return env
+    }
+
+    var pid: Int32 { process?.processIdentifier ?? 0 }
+
+    /// Starts handoffd and waits until its socket answers.
+    @discardableResult
+    func start(waitUntilReady: Bool = true) async throws -> DaemonProcess {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try TestEnvironment.binary("handoffd"))
+        p.arguments = ["--name", "test-device", "--socket", socketPath, "--state-dir", stateDirectory, "--log-level", "debug"] + extraArguments
+        p.environment = environment
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        logFile.seekToEndOfFile()
+        p.standardError = logFile
+        p.standardOutput = logFile
+        try p.run()
+        process = p
+        if waitUntilReady {
+            try await eventually("handoffd to accept connections on \(socketPath)\n\(log())") {
+                guard p.isRunning else { throw TestFailure("handoffd exited with \(p.terminationStatus):\n\(self.log())") }
+                return UnixSocketProbe.canConnect(socketPath)
+            }
+        }
+        return self
+    }
+
+    func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func signal(_ sig: Int32) { if let p = process, p.isRunning { kill(p.processIdentifier, sig) } }
+
+    /// SIGKILL and reap.
+    func crash() {
+        signal(SIGKILL)
+        process?.waitUntilExit()
+    }
+
+    /// SIGTERM, wait, and return the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard let p = process else { return -1 }
+        if p.isRunning { kill(p.processIdentifier, SIGTERM) }
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    deinit {
+        if let p = process, p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+enum UnixSocketProbe {
+    static func canConnect(_ path: String) -> Bool {
+        guard let s = try? RawUnixSocket(path: path) else { return false }
+        s.close()
+        return true
+    }
+}

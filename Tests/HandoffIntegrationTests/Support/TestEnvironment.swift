@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where the built binaries are, and fresh temporary directories for each test.
+enum TestEnvironment {
+    /// `$HANDOFF_BIN_DIR`, else `.build/debug` of this package.
+    static let binDirectory: String = {
+        if let d = ProcessInfo.processInfo.environment["HANDOFF_BIN_DIR"], !d.isEmpty { return d }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug").path
+    }()
+
+    static var packageRoot: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    static func binary(_ name: String) throws -> String {
+        let path = binDirectory + "/" + name
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw TestFailure("\(path) is missing: run `swift build` before the tests (scripts/test does)")
+        }
+        return path
+    }
+
+    /// A new private directory under /tmp, short enough for socket paths (108 bytes).
+    static func makeTemporaryDirectory() throws -> String {
+        var template = Array("/tmp/hot.XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+        return String(cString: p)
+    }
+
+    static var isRoot: Bool { getuid() == 0 }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// Polls `condition` until it holds or `timeout` passes. For waiting on real processes,
+/// never for asserting speed.
+func eventually(timeout: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try await condition() { return }
+        try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    throw TestFailure("timed out after \(timeout)s waiting for: \(what)")
+}
