@@ -55,16 +55,41 @@ public final class ControlServer: Service, Sendable {
         if case .path(let p) = listener { unlink(p) }  // systemd owns an inherited socket's file
     }
 
-    private func bind() async throws -> NIOAsyncChannel<ControlChannel, Never> {
+    /// An accepted connection: served, or already being refused by a `RefusalHandler`.
+    struct Accepted: Sendable {
+        let channel: ControlChannel
+        let refused: Bool
+    }
+
+    private func bind() async throws -> NIOAsyncChannel<Accepted, Never> {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 128)
         let settings = self.settings
-        let initializer: @Sendable (Channel) -> EventLoopFuture<ControlChannel> = { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                try channel.pipeline.syncOperations.addHandler(RequestDeadlineHandler(
-                    requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)))
-                return try ControlChannel(wrappingChannelSynchronously: channel)
+        let connections = self.connections
+        let logger = self.logger
+        // Who may connect is decided here, at accept time, before any HTTP handler exists:
+        // a refusal is one raw response, and nothing else of the API is reachable.
+        let initializer: @Sendable (Channel) -> EventLoopFuture<Accepted> = { channel in
+            PeerCredentials.of(channel).flatMapThrowing { credentials in
+                var refusal: APIError?
+                if credentials.uid != getuid() {
+                    logger.warning("refused a control connection from another user", metadata: ["uid": "\(credentials.uid)", "pid": "\(credentials.pid)"])
+                    refusal = APIError(status: 403, code: "forbidden",
+                        message: "handoffd of uid \(getuid()) serves only its own user; uid \(credentials.uid) (pid \(credentials.pid)) is refused")
+                } else if !connections.insert(channel, limit: settings.maximumConnections) {
+                    logger.warning("too many control connections; refusing one", metadata: ["limit": "\(settings.maximumConnections)"])
+                    refusal = APIError(status: 503, code: "too_many_connections",
+                        message: "handoffd has \(settings.maximumConnections) connections open already; close some and retry")
+                }
+                let ops = channel.pipeline.syncOperations
+                if let refusal {
+                    try ops.addHandler(RefusalHandler(refusal))
+                } else {
+                    try ops.configureHTTPServerPipeline(withErrorHandling: true)
+                    try ops.addHandler(RequestDeadlineHandler(
+                        requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)))
+                }
+                return Accepted(channel: try ControlChannel(wrappingChannelSynchronously: channel), refused: refusal != nil)
             }
         }
         switch listener {
@@ -81,30 +106,17 @@ public final class ControlServer: Service, Sendable {
         }
     }
 
-    private func serve(_ connection: ControlChannel) async {
+    private func serve(_ accepted: Accepted) async {
+        let connection = accepted.channel
         let channel = connection.channel
-        guard connections.insert(channel, limit: settings.maximumConnections) else {
-            logger.warning("too many control connections; refusing one", metadata: ["limit": "\(settings.maximumConnections)"])
-            try? await connection.executeThenClose { _, outbound in
-                try await Self.write(.error(APIError(status: 503, code: "too_many_connections",
-                    message: "handoffd has \(self.settings.maximumConnections) connections open already; close some and retry")),
-                    to: outbound, keepAlive: false)
-            }
+        guard !accepted.refused else {
+            // The RefusalHandler answers and closes; nothing to do but wait for it.
+            try? await channel.closeFuture.get()
             return
         }
         defer { connections.remove(channel) }
-        let credentials = try? await PeerCredentials.of(channel)
         do {
             try await connection.executeThenClose { inbound, outbound in
-                // No credentials: the peer already hung up (a liveness probe, say).
-                guard let credentials else { return }
-                guard credentials.uid == getuid() else {
-                    let who = "uid \(credentials.uid) (pid \(credentials.pid))"
-                    logger.warning("refused a control connection from another user", metadata: ["peer": "\(who)"])
-                    try await Self.write(.error(APIError(status: 403, code: "forbidden",
-                        message: "handoffd of uid \(getuid()) serves only its own user; \(who) is refused")), to: outbound, keepAlive: false)
-                    return
-                }
                 try await self.serveRequests(inbound: inbound, outbound: outbound, channel: channel)
             }
         } catch {

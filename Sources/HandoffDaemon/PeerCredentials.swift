@@ -11,14 +11,13 @@ struct PeerCredentials: Sendable {
     var uid: UInt32
     var gid: UInt32
 
-    static func of(_ channel: Channel) async throws -> PeerCredentials {
+    static func of(_ channel: Channel) -> EventLoopFuture<PeerCredentials> {
         guard let provider = channel as? SocketOptionProvider else {
-            throw APIErrorText("this channel has no socket options")
+            return channel.eventLoop.makeFailedFuture(APIErrorText("this channel has no socket options"))
         }
-        let cred: handoff_ucred = try await provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)
-        ).get()
-        return PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid)
+        let cred: EventLoopFuture<handoff_ucred> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return cred.map { PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
     }
 }
 
