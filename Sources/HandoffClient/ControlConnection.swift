@@ -56,9 +56,12 @@ enum ControlConnection {
             return try await channel.executeThenClose { inbound, outbound in
                 var head = requestHead(method, path, bodyLength: payload?.readableBytes ?? (method == .GET ? nil : 0), headers: headers)
                 head.headers.replaceOrAdd(name: "Connection", value: "close")
-                try await outbound.write(.head(head))
-                if let payload { try await outbound.write(.body(.byteBuffer(payload))) }
-                try await outbound.write(.end(nil))
+                // One write: the daemon may answer and close as soon as it has the request,
+                // and a separate `.end` written after that would fail on a closed channel.
+                var parts: [HTTPClientRequestPart] = [.head(head)]
+                if let payload { parts.append(.body(.byteBuffer(payload))) }
+                parts.append(.end(nil))
+                try await outbound.write(contentsOf: parts)
                 var status = 0
                 var bytes: [UInt8] = []
                 for try await part in inbound {

@@ -29,8 +29,9 @@ public final class EventSession: Sendable {
         let task = Task {
             do {
                 try await channel.executeThenClose { inbound, outbound in
-                    try await outbound.write(.head(ControlConnection.requestHead(.GET, ControlPaths.events, bodyLength: nil, headers: [])))
-                    try await outbound.write(.end(nil))
+                    try await outbound.write(contentsOf: [
+                        .head(ControlConnection.requestHead(.GET, ControlPaths.events, bodyLength: nil, headers: [])), .end(nil),
+                    ])
                     var line: [UInt8] = []
                     var gotToken = false
                     for try await part in inbound {

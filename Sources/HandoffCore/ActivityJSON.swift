@@ -26,9 +26,8 @@ public enum ActivityJSON {
     public static func decodeActivity(_ o: JSONObject) throws(ValidationError) -> Activity {
         var r = JSONFieldReader(o)
         guard let id = ActivityID(try r.requiredString("id")) else { throw ValidationError(field: "id", problem: "is not an activity id") }
-        guard let created = try r.timestamp("createdAt"), let updated = try r.timestamp("updatedAt") else {
-            throw ValidationError(field: "createdAt", problem: "is required")
-        }
+        guard let created = try r.timestamp("createdAt") else { throw ValidationError(field: "createdAt", problem: "is required") }
+        guard let updated = try r.timestamp("updatedAt") else { throw ValidationError(field: "updatedAt", problem: "is required") }
         var origin = DeviceRef(name: "")
         if let oo = try r.object("origin") {
             var orr = JSONFieldReader(oo, path: "origin")

@@ -6,6 +6,10 @@ public enum ActivityValidation {
             throw ValidationError(field: "title", problem: "longer than \(limits.maximumTitleLength) characters")
         }
         if let url = a.webpageURL { try validateWebpageURL(url, limits: limits) }
+        for (field, t) in [("createdAt", a.createdAt), ("updatedAt", a.updatedAt)] + (a.expirationDate.map { [("expirationDate", $0)] } ?? [])
+        where !t.isRepresentable {
+            throw ValidationError(field: field, problem: "dates must lie in the years 0000 to 9999")
+        }
         guard a.keywords.count <= limits.maximumKeywords else {
             throw ValidationError(field: "keywords", problem: "more than \(limits.maximumKeywords) keywords")
         }
@@ -57,8 +61,11 @@ public enum ActivityValidation {
             throw ValidationError(field: "webpageURL", problem: "\"\(url)\" must be an http or https URL")
         }
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !host.isEmpty, !url.contains(where: { $0.isWhitespace }) else {
-            throw ValidationError(field: "webpageURL", problem: "\"\(url)\" has no host or contains spaces")
+        guard !host.isEmpty else {
+            throw ValidationError(field: "webpageURL", problem: "\"\(url)\" has no host")
+        }
+        guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw ValidationError(field: "webpageURL", problem: "must not contain spaces or control characters")
         }
     }
 
@@ -69,6 +76,8 @@ public enum ActivityValidation {
         switch v {
         case .double(let d):
             guard d.isFinite else { throw ValidationError(field: path, problem: "doubles must be finite (no NaN or infinity)") }
+        case .date(let t):
+            guard t.isRepresentable else { throw ValidationError(field: path, problem: "dates must lie in the years 0000 to 9999") }
         case .url(let u):
             guard let colon = u.firstIndex(of: ":"), colon != u.startIndex,
                   u[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
@@ -90,7 +99,7 @@ public enum ActivityValidation {
             for k in dict.keys.sorted() {
                 try validateValue(dict[k]!, path: "\(path).\(k)", key: key, depth: depth + 1, limits: limits)
             }
-        case .string, .integer, .boolean, .data, .date, .null:
+        case .string, .integer, .boolean, .data, .null:
             break
         }
     }

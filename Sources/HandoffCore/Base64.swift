@@ -51,6 +51,9 @@ public enum Base64 {
                     n = n << 6 | UInt32(v)
                 }
             }
+            // Canonical only: the bits under the padding must be zero.
+            if pad == 1 && n & 0xFF != 0 { return nil }
+            if pad == 2 && n & 0xFFFF != 0 { return nil }
             out.append(UInt8(n >> 16 & 0xFF))
             if pad < 2 { out.append(UInt8(n >> 8 & 0xFF)) }
             if pad < 1 { out.append(UInt8(n & 0xFF)) }

@@ -6,8 +6,10 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible, Sendabl
 }
 
 extension JSONValue {
-    /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
-    public static let maximumDepth = 64
+    /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack. It
+    /// leaves room for the deepest valid activity: 32 levels of userInfo, where each `$set`
+    /// costs two JSON levels, inside an event line.
+    public static let maximumDepth = 128
 
     public init(parsing text: String) throws(JSONParseError) {
         try self.init(parsing: Array(text.utf8))

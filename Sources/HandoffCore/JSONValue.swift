@@ -113,7 +113,9 @@ extension JSONValue {
 
     /// Always has a fraction or exponent, so a reader can tell it from an integer.
     static func format(double d: Double) -> String {
-        precondition(d.isFinite, "non-finite doubles are rejected by validation")
+        // Validation rejects non-finite doubles; should one slip through, JSON has no word
+        // for it, and null is better than a crash.
+        guard d.isFinite else { return "null" }
         var s = "\(d)"  // shortest representation that round-trips
         if !s.contains(".") && !s.contains("e") && !s.contains("E") { s += ".0" }
         return s

@@ -168,7 +168,9 @@ public struct BinaryReader {
         case 0x07:
             let s = try readZigzag()
             let n = try readVarint()
-            guard let t = Timestamp(validatingSeconds: s, nanoseconds: Int64(clamping: n)) else { throw fail("date nanoseconds out of range") }
+            guard let t = Timestamp(validatingSeconds: s, nanoseconds: Int64(clamping: n)) else {
+                throw fail("date out of range (years 0000 to 9999, nanoseconds below 10^9)")
+            }
             return .date(t)
         case 0x08: return .url(try readString())
         case 0x09, 0x0B:

@@ -12,11 +12,18 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         self.nanoseconds = nanoseconds
     }
 
-    /// Nil when `nanoseconds` is out of range.
+    /// Nil when `nanoseconds` is out of range or the date is not `isRepresentable`.
     public init?(validatingSeconds seconds: Int64, nanoseconds: Int64) {
         guard (0..<1_000_000_000).contains(nanoseconds) else { return nil }
         self.init(seconds: seconds, nanoseconds: Int32(nanoseconds))
+        guard isRepresentable else { return nil }
     }
+
+    /// 0000-01-01T00:00:00Z through 9999-12-31T23:59:59.999999999Z: the dates RFC 3339
+    /// can write, and so the only ones activities may carry.
+    public static let representableSeconds: ClosedRange<Int64> = -62_167_219_200...253_402_300_799
+
+    public var isRepresentable: Bool { Timestamp.representableSeconds.contains(seconds) }
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool {
         (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds)
@@ -31,12 +38,16 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return Timestamp(seconds: s, nanoseconds: Int32(n))
     }
 
-    /// Nanoseconds from `self` to `other` (saturating).
+    /// Nanoseconds from `self` to `other`, saturating at Int64's bounds.
     public func nanoseconds(until other: Timestamp) -> Int64 {
-        let (ds, o1) = (other.seconds).subtractingReportingOverflow(seconds)
+        let forward = other >= self
+        let (ds, o1) = other.seconds.subtractingReportingOverflow(seconds)
+        if o1 { return forward ? .max : .min }
         let (dsn, o2) = ds.multipliedReportingOverflow(by: 1_000_000_000)
-        if o1 || o2 { return ds < 0 ? .min : .max }
-        return dsn + Int64(other.nanoseconds - nanoseconds)
+        if o2 { return forward ? .max : .min }
+        let (total, o3) = dsn.addingReportingOverflow(Int64(other.nanoseconds) - Int64(nanoseconds))
+        if o3 { return forward ? .max : .min }
+        return total
     }
 
     public var description: String { rfc3339 }
@@ -48,8 +59,10 @@ extension Timestamp {
     /// UTC with the fraction in groups of three digits: `2026-11-21T23:30:48.120Z`.
     /// Whole seconds still get `.000` so every timestamp reads alike.
     public var rfc3339: String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secOfDay = seconds - days * 86_400
+        // Floor division and remainder that cannot overflow, even at Int64.min.
+        var days = seconds / 86_400
+        var secOfDay = seconds % 86_400
+        if secOfDay < 0 { days -= 1; secOfDay += 86_400 }
         let (y, m, d) = Timestamp.civil(fromDays: days)
         var fraction = String(nanoseconds)
         fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
@@ -117,6 +130,7 @@ extension Timestamp {
         guard i == b.count else { return nil }
         let days = Timestamp.days(fromCivil: year, month, day)
         self.init(seconds: days * 86_400 + hour * 3600 + minute * 60 + second - offset, nanoseconds: Int32(nanos))
+        guard isRepresentable else { return nil }  // an offset pushed it past year 0000 or 9999
     }
 
     static func daysIn(month: Int64, year: Int64) -> Int64 {

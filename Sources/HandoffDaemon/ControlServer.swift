@@ -90,6 +90,9 @@ public final class ControlServer: Service, Sendable {
                         requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)))
                 }
                 return Accepted(channel: try ControlChannel(wrappingChannelSynchronously: channel), refused: refusal != nil)
+            }.flatMapErrorThrowing { error in
+                logger.debug("could not set up a control connection", metadata: ["error": "\(error)"])
+                throw error
             }
         }
         switch listener {

@@ -2,15 +2,21 @@ import HandoffWire
 import NIOCore
 
 /// Answers a connection refused at accept time (another user, too many connections) with
-/// one complete HTTP error response and closes it. It sits in place of the HTTP handlers
-/// so the refusal needs no request first, and it swallows whatever the client sends.
+/// one complete HTTP error response. It sits in place of the HTTP handlers so the refusal
+/// needs no request first. The client is likely still sending its request, so it only
+/// half-closes, swallows what arrives, and closes fully once the client does or after
+/// `linger`: closing at once could reset the connection before the client reads the answer.
 final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     private let error: APIError
+    private let linger: TimeAmount
     private var sent = false
 
-    init(_ error: APIError) { self.error = error }
+    init(_ error: APIError, linger: TimeAmount = .seconds(2)) {
+        self.error = error
+        self.linger = linger
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { refuse(context) }
@@ -31,7 +37,9 @@ final class RefusalHandler: ChannelInboundHandler, RemovableChannelHandler {
         let head = "HTTP/1.1 \(error.status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: head + body))).whenComplete { _ in
-            bound.value.close(promise: nil)
+            bound.value.close(mode: .output, promise: nil)
         }
+        let channel = context.channel
+        context.eventLoop.scheduleTask(in: linger) { channel.close(promise: nil) }
     }
 }

@@ -27,14 +27,14 @@ import Testing
             #expect(now?.activity == current.activity)
         }
 
-        func request(_ raw: String) throws -> (status: Int, body: String) {
+        func request(_ raw: String) async throws -> (status: Int, body: String) {
             let s = try RawUnixSocket(path: daemon.socketPath)
             try s.send(raw)
-            return try s.readResponse()
+            return try await s.readResponse()
         }
 
-        func post(_ path: String, _ body: String, method: String = "POST") throws -> (status: Int, body: String) {
-            try request("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+        func post(_ path: String, _ body: String, method: String = "POST") async throws -> (status: Int, body: String) {
+            try await request("\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
         }
     }
 
@@ -58,7 +58,7 @@ import Testing
     ])
     func malformedBodiesAreRefused(body: String, code: String) async throws {
         let f = try await Fixture.make()
-        let (status, text) = try f.post("/v1/activities", body)
+        let (status, text) = try await f.post("/v1/activities", body)
         #expect((400..<500).contains(status), "status \(status): \(text)")
         #expect(errorCode(text) == code, "\(text)")
         try await f.unharmed()
@@ -67,7 +67,7 @@ import Testing
     @Test func badUpdateLeavesTheActivityAlone() async throws {
         let f = try await Fixture.make()
         for body in ["{\"userInfoMode\": \"sideways\"}", "{\"title\": 3}", "{\"nope\": true}", "{\"userInfo\": [1]}", "{"] {
-            let (status, text) = try f.post("/v1/activities/current", body, method: "PATCH")
+            let (status, text) = try await f.post("/v1/activities/current", body, method: "PATCH")
             #expect((400..<500).contains(status), "\(body) -> \(status) \(text)")
         }
         try await f.unharmed()
@@ -75,14 +75,14 @@ import Testing
 
     @Test func unknownRoutesAndMethods() async throws {
         let f = try await Fixture.make()
-        var r = try f.request("GET /v2/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        var r = try await f.request("GET /v2/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(r.status == 404)
         #expect(errorCode(r.body) == "not_found")
-        r = try f.request("DELETE /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        r = try await f.request("DELETE /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(r.status == 405)
-        r = try f.request("GET /v1/activities/not-an-id HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        r = try await f.request("GET /v1/activities/not-an-id HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(r.status == 400)
-        r = try f.request("GET /v1/activities/0123456789abcdef0123456789abcdef HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        r = try await f.request("GET /v1/activities/0123456789abcdef0123456789abcdef HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(r.status == 404)
         try await f.unharmed()
     }
@@ -92,7 +92,7 @@ import Testing
         // Declared too large: refused before a byte of body is read.
         let s = try RawUnixSocket(path: f.daemon.socketPath)
         try s.send("POST /v1/activities HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
-        let (status, body) = try s.readResponse()
+        let (status, body) = try await s.readResponse()
         #expect(status == 413)
         #expect(errorCode(body) == "body_too_large")
         // Chunked with no declared length: cut off once it passes the cap.
@@ -103,7 +103,7 @@ import Testing
         for _ in 0..<16 {
             do { try c.send(String(65536, radix: 16) + "\r\n" + chunk + "\r\n") } catch { refused = true; break }
         }
-        let reply = c.readUntilClosed(timeout: 5)
+        let reply = await c.readUntilClosed(timeout: 5)
         #expect(refused || String(decoding: reply.data, as: UTF8.self).contains("413"))
         try await f.unharmed()
     }
@@ -114,7 +114,7 @@ import Testing
         var junk = [UInt8](repeating: 0, count: 4096)
         for i in junk.indices { junk[i] = UInt8(truncatingIfNeeded: i &* 131 &+ 7) }
         try s.send(junk)
-        let (data, closed) = s.readUntilClosed(timeout: 5)
+        let (data, closed) = await s.readUntilClosed(timeout: 5)
         #expect(closed)
         #expect(String(decoding: data, as: UTF8.self).hasPrefix("HTTP/1.1 400"))
         try await f.unharmed()
@@ -124,14 +124,14 @@ import Testing
         let f = try await Fixture.make(["--request-timeout-ms", "400", "--idle-timeout-ms", "600"])
         let slow = try RawUnixSocket(path: f.daemon.socketPath)
         try slow.send("POST /v1/activities HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"activ")
-        let (data, closed) = slow.readUntilClosed(timeout: 10)
+        let (data, closed) = await slow.readUntilClosed(timeout: 10)
         #expect(closed)
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 408"))
         #expect(text.contains("request_timeout"))
         // An idle connection that never sends anything is closed too.
         let idle = try RawUnixSocket(path: f.daemon.socketPath)
-        let (_, idleClosed) = idle.readUntilClosed(timeout: 10)
+        let (_, idleClosed) = await idle.readUntilClosed(timeout: 10)
         #expect(idleClosed)
         try await f.unharmed()
     }
@@ -142,12 +142,12 @@ import Testing
         for _ in 0..<4 {
             let s = try RawUnixSocket(path: f.daemon.socketPath)
             try s.send("GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n")  // keep-alive: stays open
-            _ = try s.readResponse()
+            _ = try await s.readResponse()
             held.append(s)
         }
         let extra = try RawUnixSocket(path: f.daemon.socketPath)
         try extra.send("GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n")
-        let (status, body) = try extra.readResponse()
+        let (status, body) = try await extra.readResponse()
         #expect(status == 503)
         #expect(errorCode(body) == "too_many_connections")
         for s in held { s.close() }

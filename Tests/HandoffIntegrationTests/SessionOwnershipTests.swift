@@ -33,7 +33,7 @@ import Testing
         try app.send("GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
         var token = ""
         try await eventually("session token") {
-            let (data, _) = app.readUntilClosed(timeout: 0.2)
+            let (data, _) = await app.readUntilClosed(timeout: 0.2)
             let text = String(decoding: data, as: UTF8.self)
             if let r = text.range(of: "\"session\":\"") {
                 token = String(text[r.upperBound...].prefix(32))

@@ -27,7 +27,7 @@ enum CommandLineTool {
         async let o = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
         async let e = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
         let (od, ed) = await (o, e)
-        p.waitUntilExit()
+        await p.exit()
         return CommandResult(status: p.terminationStatus, stdout: String(decoding: od, as: UTF8.self),
                              stderr: String(decoding: ed, as: UTF8.self))
     }

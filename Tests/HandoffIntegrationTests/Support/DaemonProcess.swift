@@ -7,10 +7,13 @@ final class DaemonProcess: @unchecked Sendable {
     let stateDirectory: String
     let logPath: String
     let extraArguments: [String]
+    /// Only a daemon that made its directory removes it.
+    private let ownsDirectory: Bool
     private(set) var process: Process?
 
     init(arguments: [String] = [], directory: String? = nil) throws {
         self.directory = try directory ?? TestEnvironment.makeTemporaryDirectory()
+        ownsDirectory = directory == nil
         socketPath = self.directory + "/run/handoff/handoffd.sock"
         stateDirectory = self.directory + "/state/handoff"
         logPath = self.directory + "/handoffd.log"
@@ -59,26 +62,25 @@ final class DaemonProcess: @unchecked Sendable {
     func signal(_ sig: Int32) { if let p = process, p.isRunning { kill(p.processIdentifier, sig) } }
 
     /// SIGKILL and reap.
-    func crash() {
+    func crash() async {
         signal(SIGKILL)
-        process?.waitUntilExit()
+        await process?.exit()
     }
 
     /// SIGTERM, wait, and return the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    func stop() async -> Int32 {
         guard let p = process else { return -1 }
         if p.isRunning { kill(p.processIdentifier, SIGTERM) }
-        p.waitUntilExit()
+        await p.exit()
         return p.terminationStatus
     }
 
     deinit {
-        if let p = process, p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        if ownsDirectory && ProcessInfo.processInfo.environment["HANDOFF_KEEP_TEST_DIRS"] == nil {
+            try? FileManager.default.removeItem(atPath: directory)
         }
-        try? FileManager.default.removeItem(atPath: directory)
     }
 }
 

@@ -36,7 +36,16 @@ final class RawUnixSocket: @unchecked Sendable {
     }
 
     /// Reads until the peer closes or `timeout` passes; returns what arrived and whether it closed.
-    func readUntilClosed(timeout: Double) -> (data: [UInt8], closed: Bool) {
+    func readUntilClosed(timeout: Double) async -> (data: [UInt8], closed: Bool) {
+        await offPool { self.blockingReadUntilClosed(timeout: timeout) }
+    }
+
+    /// Reads one HTTP response with a Content-Length body.
+    func readResponse(timeout: Double = 5) async throws -> (status: Int, body: String) {
+        try await offPool { try self.blockingReadResponse(timeout: timeout) }
+    }
+
+    private func blockingReadUntilClosed(timeout: Double) -> (data: [UInt8], closed: Bool) {
         var out: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         var buf = [UInt8](repeating: 0, count: 65536)
@@ -51,8 +60,7 @@ final class RawUnixSocket: @unchecked Sendable {
         return (out, false)
     }
 
-    /// Reads one HTTP response with a Content-Length body.
-    func readResponse(timeout: Double = 5) throws -> (status: Int, body: String) {
+    private func blockingReadResponse(timeout: Double) throws -> (status: Int, body: String) {
         var data: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         var buf = [UInt8](repeating: 0, count: 65536)

@@ -1,0 +1,171 @@
+import Foundation
+import HandoffClient
+import HandoffCore
+import HandoffWire
+import Testing
+
+/// How handoffd runs: restarts, a second instance, signals, systemd readiness and
+/// socket activation, the config file.
+@Suite struct DaemonRunningTests {
+    @Test func currentActivitySurvivesKillNine() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        var d = ActivityDraft(activityType: "com.example.durable")
+        d.title = "survivor"
+        d.userInfo = ["when": .date(Timestamp(seconds: 1_800_000_000, nanoseconds: 5)), "n": .integer(-3), "x": .double(0.1)]
+        let older = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.older"))
+        let made = try await client.becomeCurrent(d)
+        var expiring = ActivityDraft(activityType: "com.example.short")
+        expiring.expirationDate = SystemClock.now().adding(nanoseconds: 800_000_000)
+        let short = try await client.becomeCurrent(expiring)
+        _ = try await client.becomeCurrent(existing: made.activity.id.rawValue)
+        await daemon.crash()
+        try await Task.sleep(nanoseconds: 1_000_000_000)  // let `short` expire while the daemon is down
+        try await daemon.start()
+        let back = try #require(try await client.current())
+        #expect(back.activity == made.activity)
+        #expect(try await client.activity(older.activity.id.rawValue).state == .resigned)
+        await #expect(throws: HandoffClientError.self) { _ = try await client.activity(short.activity.id.rawValue) }
+    }
+
+    @Test func sessionActivitiesAreNotRestored() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let session = try await client.openSession()
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.app"), session: session.token)
+        await daemon.crash()
+        try await daemon.start()
+        #expect(try await client.current() == nil)
+    }
+
+    @Test func corruptStateIsSetAsideNotFatal() async throws {
+        let daemon = try DaemonProcess()
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        try "{ not json".write(toFile: daemon.stateDirectory + "/activities.json", atomically: true, encoding: .utf8)
+        try await daemon.start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        #expect(try await client.current() == nil)
+        #expect(FileManager.default.fileExists(atPath: daemon.stateDirectory + "/activities.json.corrupt"))
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.fresh"))
+    }
+
+    @Test func secondDaemonLeavesTheFirstAlone() async throws {
+        let first = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: first.socketPath)
+        let a = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.first"))
+        let second = try DaemonProcess(directory: first.directory)
+        try await second.start(waitUntilReady: false)
+        await second.process?.exit()
+        #expect(second.process?.terminationStatus == 1)
+        #expect(second.log().contains("already running"))
+        #expect(try await client.current()?.activity.id == a.activity.id)
+        #expect(UnixSocketProbe.canConnect(first.socketPath))
+    }
+
+    @Test func staleSocketFileIsReplaced() async throws {
+        let daemon = try await DaemonProcess().start()
+        await daemon.crash()  // leaves the socket file behind
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+        try await daemon.start()
+        #expect(try await HandoffClient(socketPath: daemon.socketPath).status().pid == daemon.pid)
+    }
+
+    @Test func sigtermStopsGracefully() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let session = try await client.openSession()
+        let watcher = EventRecorder(session)
+        #expect(await daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+        try await eventually("the event stream to end") { await watcher.ended }
+        #expect(daemon.log().contains("handoffd stopped"))
+    }
+
+    @Test func notifiesSystemdWhenReady() async throws {
+        let daemon = try DaemonProcess()
+        let notifyPath = daemon.directory + "/notify.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in notifyPath.utf8.enumerated() { raw[i] = b } }
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(rc == 0)
+        setenv("NOTIFY_SOCKET", notifyPath, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try TestEnvironment.binary("handoffd"))
+        p.arguments = ["--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory]
+        var env = daemon.environment
+        env["NOTIFY_SOCKET"] = notifyPath
+        p.environment = env
+        try p.run()
+        defer { kill(p.processIdentifier, SIGKILL) }
+        let message = await offPool { () -> String in
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 10_000) == 1 else { return "(nothing within 10 s)" }
+            var buf = [UInt8](repeating: 0, count: 512)
+            let n = recv(fd, &buf, buf.count, 0)
+            return String(decoding: buf[0..<max(0, n)], as: UTF8.self)
+        }
+        #expect(message.contains("READY=1"), "\(message)")
+        // Ready means ready: the socket answers.
+        #expect(UnixSocketProbe.canConnect(daemon.socketPath))
+    }
+
+    @Test func takesItsSocketFromSystemd() async throws {
+        let activate = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: activate) else {
+            throw TestFailure("systemd-socket-activate is needed (Debian package systemd)")
+        }
+        let daemon = try DaemonProcess()
+        try FileManager.default.createDirectory(atPath: daemon.directory + "/run/handoff", withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: activate)
+        p.arguments = ["-l", daemon.socketPath, "--fdname=control", try TestEnvironment.binary("handoffd"),
+                       "--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory]
+        p.environment = daemon.environment
+        let log = Pipe()
+        p.standardError = log
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        try await eventually("the activating socket") { FileManager.default.fileExists(atPath: daemon.socketPath) }
+        // The first connection starts handoffd on the inherited socket.
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let status = try await client.status()
+        #expect(status.pid == p.processIdentifier)  // systemd-socket-activate execs the daemon in place
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.activated"))
+        kill(p.processIdentifier, SIGTERM)
+        await p.exit()
+        #expect(p.terminationStatus == 0)
+        // An inherited socket's file belongs to systemd: handoffd must not unlink it.
+        #expect(FileManager.default.fileExists(atPath: daemon.socketPath))
+    }
+
+    @Test func configFileAppliesAndFlagsWin() async throws {
+        let daemon = try DaemonProcess(arguments: ["--name", "from-flag"])
+        let configDir = daemon.directory + "/config/handoff"
+        try FileManager.default.createDirectory(atPath: configDir, withIntermediateDirectories: true)
+        try """
+            # handoffd settings
+            name = from-file
+            max-activity-bytes = 1024
+            """.write(toFile: configDir + "/handoffd.conf", atomically: true, encoding: .utf8)
+        try await daemon.start()
+        let s = try await HandoffClient(socketPath: daemon.socketPath).status()
+        #expect(s.deviceName == "from-flag")  // DaemonProcess passes --name test-device first; the later flag wins
+        #expect(s.maximumActivityBytes == 1024)
+    }
+
+    @Test func badConfigFileIsAClearError() async throws {
+        let daemon = try DaemonProcess()
+        let configDir = daemon.directory + "/config/handoff"
+        try FileManager.default.createDirectory(atPath: configDir, withIntermediateDirectories: true)
+        try "colour = blue\n".write(toFile: configDir + "/handoffd.conf", atomically: true, encoding: .utf8)
+        try await daemon.start(waitUntilReady: false)
+        await daemon.process?.exit()
+        #expect(daemon.process?.terminationStatus != 0)
+        #expect(daemon.log().contains("unknown setting \"colour\""), "\(daemon.log())")
+        #expect(daemon.log().contains("handoffd.conf:1"))
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+
+/// The shipped units pass `systemd-analyze --user verify` (scripts/verify-units).
+@Suite struct SystemdUnitTests {
+    @Test func unitsVerify() async throws {
+        let script = TestEnvironment.packageRoot + "/scripts/verify-units"
+        let r = try await CommandLineTool.run("/bin/bash", [script, try TestEnvironment.binary("handoffd")],
+                                              environment: ProcessInfo.processInfo.environment)
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("verify-units: ok"), "\(r)")
+    }
+
+    @Test func unitsSayWhatTheyMust() throws {
+        let service = try String(contentsOfFile: TestEnvironment.packageRoot + "/systemd/handoffd.service", encoding: .utf8)
+        let socketUnit = try String(contentsOfFile: TestEnvironment.packageRoot + "/systemd/handoffd.socket", encoding: .utf8)
+        #expect(service.contains("Type=notify"))
+        #expect(service.contains("Restart=on-failure"))
+        // RuntimeDirectory= would delete the socket unit's file when the service stops.
+        let settings = service.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(!settings.contains { $0.hasPrefix("RuntimeDirectory=") })
+        #expect(socketUnit.contains("ListenStream=%t/handoff/handoffd.sock"))
+        #expect(socketUnit.contains("SocketMode=0600"))
+        #expect(socketUnit.contains("DirectoryMode=0700"))
+    }
+}
