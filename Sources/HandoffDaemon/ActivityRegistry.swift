@@ -159,6 +159,9 @@ public actor ActivityRegistry {
     public func update(_ ref: String, _ update: ActivityUpdate) throws(APIError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
         let now = SystemClock.now()
+        if case .some(.some(let expiry)) = update.expirationDate, expiry <= now {
+            throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(expiry) is already past; invalidate the activity to end it now")
+        }
         var updated = update.applied(to: e.activity, now: now)
         let answersSave = pendingSaves[e.activity.id] != nil
         if answersSave && update.needsSave == nil { updated.needsSave = false }

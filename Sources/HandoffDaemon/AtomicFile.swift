@@ -33,6 +33,13 @@ enum AtomicFile {
             unlink(tmp)
             throw Failure(description: "cannot rename \(tmp) to \(path): \(e)")
         }
+        // The rename itself lives in the directory: sync it too, or a power cut may undo it.
+        let dir = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let dfd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
     }
 
     /// Nil when the file does not exist.

@@ -45,9 +45,10 @@ public final class ControlServer: Service, Sendable {
                         tasks.addTask { await self.serve(connection) }
                     }
                 }
-                // Listener closed: end event streams and idle keep-alive connections too.
+                // Listener closed: event streams end with their last chunk; keep-alive
+                // connections waiting for a request are closed.
                 await registry.shutdown()
-                connections.closeAll()
+                connections.closeIdle()
             }
         } onGracefulShutdown: {
             server.channel.close(promise: nil)
@@ -174,6 +175,7 @@ public final class ControlServer: Service, Sendable {
     /// JSON lines, one event each, flushed as they happen. The stream is a session: what
     /// it owns is invalidated when the connection closes.
     private func streamEvents(outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: Channel) async throws {
+        connections.markStreaming(channel)
         let (token, events) = await registry.openSession()
         let registry = self.registry
         channel.closeFuture.whenComplete { _ in

@@ -2,10 +2,11 @@ import HandoffWire
 import NIOCore
 import NIOHTTP1
 
-/// Deadlines for slow or idle clients. A connection waiting for its next request is
-/// closed after `idleTimeout`; a request that started must arrive whole within
-/// `requestTimeout` or gets 408. Nothing is scheduled while a response is being written,
-/// so event streams live as long as their client.
+/// Deadlines for slow or idle clients. A new connection must send a request head within
+/// `requestTimeout`; between keep-alive requests it may idle for `idleTimeout`; both are
+/// closed silently when they run out (no request, nothing to answer). A request whose head
+/// arrived must arrive whole within `requestTimeout` or gets 408. Nothing is scheduled
+/// while a response is being written, so event streams live as long as their client.
 final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -23,11 +24,11 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { arm(context, idleTimeout, midRequest: false) }
+        if context.channel.isActive { arm(context, requestTimeout, midRequest: false) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        arm(context, idleTimeout, midRequest: false)
+        arm(context, requestTimeout, midRequest: false)
         context.fireChannelActive()
     }
 

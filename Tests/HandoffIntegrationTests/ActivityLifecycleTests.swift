@@ -89,6 +89,11 @@ import Testing
         r = try await client.update("current", clear)
         #expect(r.activity.webpageURL == nil)
         #expect(r.activity.updatedAt > a.activity.updatedAt)
+        // An expiration date already past is refused (invalidate is how to end it now).
+        var past = ActivityUpdate()
+        past.expirationDate = .some(SystemClock.now().adding(nanoseconds: -1_000_000_000))
+        await #expect(throws: HandoffClientError.self) { _ = try await client.update("current", past) }
+        #expect(try await client.current()?.state == .current)
         // An invalid update is refused and changes nothing.
         var bad = ActivityUpdate()
         bad.webpageURL = .some("ftp://example.org/")

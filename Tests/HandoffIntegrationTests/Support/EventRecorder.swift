@@ -6,6 +6,8 @@ actor EventRecorder {
     private(set) var events: [ControlEvent] = []
     private var task: Task<Void, Never>?
     private(set) var ended = false
+    /// The stream broke rather than ending cleanly.
+    private(set) var failed = false
 
     init(_ session: EventSession) {
         Task { await self.start(session) }
@@ -15,13 +17,16 @@ actor EventRecorder {
         task = Task {
             do {
                 for try await e in session.events { self.append(e) }
-            } catch {}
+            } catch {
+                self.fail()
+            }
             self.finish()
         }
     }
 
     private func append(_ e: ControlEvent) { events.append(e) }
     private func finish() { ended = true }
+    private func fail() { failed = true }
 
     func names() -> [String] { events.map(\.name) }
 
