@@ -19,6 +19,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         // The activity model: values, validation, JSON and binary encodings. No I/O.
@@ -27,11 +31,23 @@ let package = Package(
         .target(name: "HandoffWire", dependencies: ["HandoffCore"]),
         // Small C shim for what Swift's Glibc does not expose (struct ucred).
         .target(name: "CHandoffSystem"),
+        // Avahi's C client, imported by HandoffAvahi alone.
+        .systemLibrary(
+            name: "CAvahi", pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]),
+        // DNS-SD advertisement and discovery through avahi-daemon.
+        .target(
+            name: "HandoffAvahi",
+            dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "HandoffDaemon",
             dependencies: [
-                "HandoffCore", "HandoffWire", "CHandoffSystem",
+                "HandoffCore", "HandoffWire", "CHandoffSystem", "HandoffAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
