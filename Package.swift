@@ -28,7 +28,9 @@ let package = Package(
         // The activity model: values, validation, JSON and binary encodings. No I/O.
         .target(name: "HandoffCore"),
         // What travels: control-API messages (and, later, peer messages and framing).
-        .target(name: "HandoffWire", dependencies: ["HandoffCore"]),
+        .target(
+            name: "HandoffWire",
+            dependencies: ["HandoffCore", .product(name: "NIOCore", package: "swift-nio")]),
         // Small C shim for what Swift's Glibc does not expose (struct ucred).
         .target(name: "CHandoffSystem"),
         // Avahi's C client, imported by HandoffAvahi alone.

@@ -53,6 +53,9 @@ public actor ActivityRegistry {
     private var pendingSaves: [ActivityID: PendingSave] = [:]
     private var expiryTask: Task<Void, Never>?
     private var expiryDue: Timestamp?
+    private var offerWatchers: [Int: AsyncStream<ActivitySummary?>.Continuation] = [:]
+    private var nextWatcher = 0
+    private var lastOffer: ActivitySummary?
 
     public init(settings: Settings, store: ActivityStore?, logger: Logger) {
         self.settings = settings
@@ -76,6 +79,7 @@ public actor ActivityRegistry {
             logger.info("restored saved activities", metadata: ["count": "\(entries.count)", "current": "\(currentID?.rawValue ?? "none")"])
         }
         rescheduleExpiry()
+        offerChanged()
     }
 
     // MARK: - Queries
@@ -324,6 +328,7 @@ public actor ActivityRegistry {
 
     /// Daemon-owned activities survive restarts; session-owned ones die with their app anyway.
     private func persist() {
+        offerChanged()  // every mutation ends here, so this is where peers hear of changes
         guard let store else { return }
         let saved = entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
             .sorted { $0.activity.createdAt < $1.activity.createdAt }
@@ -338,7 +343,58 @@ public actor ActivityRegistry {
         }
     }
 
+    // MARK: - What peers see
+
+    /// The activity offered to other workstations: the current one, if eligible for
+    /// handoff and not expired. The stream yields it now and whenever it changes.
+    public func watchOffer() -> AsyncStream<ActivitySummary?> {
+        let (stream, c) = AsyncStream.makeStream(of: ActivitySummary?.self, bufferingPolicy: .bufferingNewest(1))
+        let key = nextWatcher
+        nextWatcher += 1
+        offerWatchers[key] = c
+        c.yield(lastOffer)
+        c.onTermination = { [weak self] _ in Task { await self?.removeWatcher(key) } }
+        return stream
+    }
+
+    private func removeWatcher(_ key: Int) { offerWatchers[key] = nil }
+
+    private func offerChanged() {
+        var offer: ActivitySummary?
+        if let id = currentID, let e = entries[id], e.state == .current, e.activity.eligibleForHandoff,
+           !e.activity.isExpired(at: SystemClock.now()) {
+            offer = ActivitySummary(e.activity, payloadSize: ActivityPropertyList.encodedSize(of: e.activity))
+        }
+        guard offer != lastOffer else { return }
+        lastOffer = offer
+        for c in offerWatchers.values { c.yield(offer) }
+    }
+
+    /// A peer's fetch: the offered activity only, as fresh as its owner can make it.
+    public func snapshotForPeer(_ id: ActivityID) async throws(APIError) -> ActivityRecord {
+        guard let offered = lastOffer, offered.id == id else {
+            if let e = entries[id], e.state == .expired || e.activity.isExpired(at: SystemClock.now()) {
+                throw APIError(status: 410, code: "expired", message: "the activity has expired")
+            }
+            throw APIError(status: 404, code: "not-offered", message: "that activity is not offered any more")
+        }
+        return try await snapshot(id.rawValue)
+    }
+
+    /// Another workstation continued our activity: tell the sessions (the owner above all).
+    public func noteContinued(_ id: ActivityID, by device: PeerDevice) {
+        guard entries[id] != nil else { return }
+        events.broadcast(.wasContinued(activityID: id, device: device))
+    }
+
+    /// Events that start outside the registry (peers, continuing) go out the same way.
+    public func broadcast(_ event: ControlEvent) {
+        events.broadcast(event)
+    }
+
     public func shutdown() {
+        for c in offerWatchers.values { c.finish() }
+        offerWatchers.removeAll()
         expiryTask?.cancel()
         for id in Array(pendingSaves.keys) {
             resolveSave(id, with: .failure(APIError(status: 503, code: "shutting_down", message: "handoffd is shutting down")))

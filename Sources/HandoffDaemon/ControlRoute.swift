@@ -12,6 +12,12 @@ enum ControlRoute: Sendable, Equatable {
     case resign(String)
     case invalidate(String)
     case snapshot(String)
+    case identity
+    case peers
+    case trust
+    case untrust
+    case offers
+    case continueActivity
 
     enum Match: Equatable {
         case route(ControlRoute)
@@ -31,6 +37,12 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "activities", ":id", "resign"], { .resign($0) }),
         (.POST, ["v1", "activities", ":id", "invalidate"], { .invalidate($0) }),
         (.POST, ["v1", "activities", ":id", "snapshot"], { .snapshot($0) }),
+        (.GET, ["v1", "identity"], { _ in .identity }),
+        (.GET, ["v1", "peers"], { _ in .peers }),
+        (.POST, ["v1", "peers", "trust"], { _ in .trust }),
+        (.POST, ["v1", "peers", "untrust"], { _ in .untrust }),
+        (.GET, ["v1", "offers"], { _ in .offers }),
+        (.POST, ["v1", "continue"], { _ in .continueActivity }),
     ]
 
     static func match(method: HTTPMethod, path: String) -> Match {

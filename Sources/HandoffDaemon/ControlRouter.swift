@@ -6,6 +6,7 @@ import NIOHTTP1
 /// All behaviour stays in `ActivityRegistry`; this only translates.
 struct ControlRouter: Sendable {
     let registry: ActivityRegistry
+    let peers: PeerService
     let status: @Sendable () async -> DaemonStatus
 
     func handle(_ route: ControlRoute, _ request: ControlRequest) async -> ControlResponse {
@@ -46,9 +47,35 @@ struct ControlRouter: Sendable {
                 return .ok(try await registry.snapshot(id).json)
             case .events:
                 return .error(.badRequest("the event stream is served by the connection, not the router"))
+            case .identity:
+                return .ok(.object(["deviceID": .string(await peers.deviceID.description), "name": .string(peers.deviceName)]))
+            case .peers:
+                return .ok(await peers.peersJSON())
+            case .offers:
+                return .ok(await peers.offersJSON())
+            case .trust:
+                var r = JSONFieldReader(try request.jsonObject())
+                let id = try r.requiredString("deviceID")
+                let name = try r.string("name")
+                try r.rejectUnknownFields()
+                return .ok(try await peers.trustDevice(id, name: name))
+            case .untrust:
+                var r = JSONFieldReader(try request.jsonObject())
+                let id = try r.requiredString("deviceID")
+                try r.rejectUnknownFields()
+                return .ok(try await peers.untrustDevice(id))
+            case .continueActivity:
+                var r = JSONFieldReader(try request.jsonObject())
+                let from = try r.string("from")
+                let type = try r.string("type")
+                let id = try r.string("id")
+                try r.rejectUnknownFields()
+                return .ok(try await peers.continueActivity(from: from, type: type, id: id))
             }
         } catch let e as APIError {
             return .error(e)
+        } catch let e as ValidationError {
+            return .error(.invalid(e))
         } catch {
             return .error(APIError(status: 500, code: "internal", message: "\(error)"))
         }

@@ -30,7 +30,9 @@ public struct Daemon: Sendable {
         }
         try AtomicFile.makeDirectories(config.stateDirectory)
         let startedAt = SystemClock.now()
-        let device = DeviceRef(name: config.deviceName)
+        let identity = try DeviceIdentity.loadOrCreate(directory: config.stateDirectory)
+        let device = DeviceRef(name: config.deviceName, id: identity.deviceID.description)
+        logger.info("device identity", metadata: ["id": "\(identity.deviceID)", "name": "\(config.deviceName)"])
         let registry = ActivityRegistry(
             settings: .init(device: device, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
                             willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds)),
@@ -39,12 +41,22 @@ public struct Daemon: Sendable {
         await registry.restore()
 
         let maximumActivityBytes = config.maximumActivityBytes
-        let router = ControlRouter(registry: registry, status: {
-            DaemonStatus(
+        var peerSettings = PeerServiceSettings()
+        peerSettings.listenAddress = config.peerListenAddress
+        peerSettings.port = config.peerPort
+        peerSettings.discovery = config.discovery
+        peerSettings.maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
+        let peers = try PeerService(
+            identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger), registry: registry,
+            deviceName: config.deviceName, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
+            settings: peerSettings, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let router = ControlRouter(registry: registry, peers: peers, status: {
+            let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
+            return DaemonStatus(
                 version: APIVersion.software, apiVersion: APIVersion.current, deviceName: device.name, deviceID: device.id,
                 pid: Int(getpid()), startedAt: startedAt, socketPath: listener.path, current: await registry.current,
                 sessions: await registry.sessionCount, maximumActivityBytes: maximumActivityBytes,
-                discoveryAvailable: false, discoveryDetail: "peer discovery is not built into this version yet")
+                discoveryAvailable: discoveryAvailable, discoveryDetail: discoveryDetail)
         })
         var serverSettings = ControlServerSettings()
         serverSettings.maximumConnections = config.maximumConnections
@@ -58,7 +70,7 @@ public struct Daemon: Sendable {
             onReady: { SystemdNotifier.notify("READY=1\nSTATUS=serving on \(listener.path)") })
 
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server)],
+            services: [.init(service: server), .init(service: peers)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

@@ -16,6 +16,12 @@ public struct DaemonConfiguration: Sendable {
     public var maximumConnections = 64
     public var requestTimeoutMilliseconds: Int64 = 10_000
     public var idleTimeoutMilliseconds: Int64 = 60_000
+    /// Where peers connect: every address by default.
+    public var peerListenAddress = "::"
+    /// 0: any free port, advertised over mDNS.
+    public var peerPort = 0
+    /// Advertise and browse with Avahi.
+    public var discovery = true
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -70,6 +76,13 @@ public struct DaemonConfiguration: Sendable {
         case "max-connections": maximumConnections = try int(value)
         case "request-timeout-ms": requestTimeoutMilliseconds = Int64(try int(value))
         case "idle-timeout-ms": idleTimeoutMilliseconds = Int64(try int(value))
+        case "peer-listen": peerListenAddress = value
+        case "peer-port":
+            guard let p = Int(value), (0...65535).contains(p) else { throw FileError(description: "peer-port must be 0 to 65535, not \"\(value)\"") }
+            peerPort = p
+        case "discovery":
+            guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
+            discovery = value == "yes"
         default: throw FileError(description: "unknown setting \"\(key)\"")
         }
     }

@@ -12,6 +12,19 @@ public enum ControlEvent: Sendable, Equatable {
     case expired(ActivityRecord)
     /// To the owner only: refresh the payload now, answer by updating the activity.
     case willSave(activityID: ActivityID, saveID: String)
+    /// Another workstation took this device's activity over.
+    case wasContinued(activityID: ActivityID, device: PeerDevice)
+    /// A trusted peer connected or went away.
+    case peerConnected(PeerDevice)
+    case peerDisconnected(PeerDevice, reason: String)
+    /// A trusted peer's offer changed; nil: it offers nothing now.
+    case peerOffer(PeerDevice, ActivitySummary?)
+    /// Continuing started here: the payload is on its way.
+    case willContinue(activityType: String, device: PeerDevice)
+    /// Continuing succeeded: the payload arrived and was valid.
+    case continued(ActivityRecord, device: PeerDevice)
+    /// Continuing failed, and why.
+    case didFailToContinue(activityType: String?, code: String, message: String)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -24,6 +37,13 @@ public enum ControlEvent: Sendable, Equatable {
         case .invalidated: "invalidated"
         case .expired: "expired"
         case .willSave: "will-save"
+        case .wasContinued: "was-continued"
+        case .peerConnected: "peer-connected"
+        case .peerDisconnected: "peer-disconnected"
+        case .peerOffer: "peer-offer"
+        case .willContinue: "will-continue"
+        case .continued: "continued"
+        case .didFailToContinue: "did-fail-to-continue"
         case .other(let n, _): n
         }
     }
@@ -40,6 +60,26 @@ public enum ControlEvent: Sendable, Equatable {
         case .willSave(let id, let saveID):
             o["activityID"] = .string(id.rawValue)
             o["saveID"] = .string(saveID)
+        case .wasContinued(let id, let device):
+            o["activityID"] = .string(id.rawValue)
+            o["device"] = device.json
+        case .peerConnected(let device):
+            o["device"] = device.json
+        case .peerDisconnected(let device, let reason):
+            o["device"] = device.json
+            o["reason"] = .string(reason)
+        case .peerOffer(let device, let summary):
+            o["device"] = device.json
+            o["activity"] = summary.map { .object($0.json) } ?? .null
+        case .willContinue(let type, let device):
+            o["activityType"] = .string(type)
+            o["device"] = device.json
+        case .continued(let r, let device):
+            o["activity"] = r.json
+            o["device"] = device.json
+        case .didFailToContinue(let type, let code, let message):
+            o["activityType"] = type.map(JSONValue.string) ?? .null
+            o["error"] = .object(["code": .string(code), "message": .string(message)])
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -68,6 +108,22 @@ public enum ControlEvent: Sendable, Equatable {
                 throw ValidationError(field: "activityID", problem: "missing")
             }
             self = .willSave(activityID: id, saveID: s)
+        case "was-continued":
+            guard let id = o["activityID"]?.stringValue.flatMap(ActivityID.init) else { throw ValidationError(field: "activityID", problem: "missing") }
+            self = .wasContinued(activityID: id, device: PeerDevice(json: o["device"]))
+        case "peer-connected": self = .peerConnected(PeerDevice(json: o["device"]))
+        case "peer-disconnected": self = .peerDisconnected(PeerDevice(json: o["device"]), reason: o["reason"]?.stringValue ?? "")
+        case "peer-offer":
+            var summary: ActivitySummary?
+            if let a = o["activity"]?.objectValue { summary = try ActivitySummary(json: a) }
+            self = .peerOffer(PeerDevice(json: o["device"]), summary)
+        case "will-continue":
+            self = .willContinue(activityType: o["activityType"]?.stringValue ?? "", device: PeerDevice(json: o["device"]))
+        case "continued": self = .continued(try record(), device: PeerDevice(json: o["device"]))
+        case "did-fail-to-continue":
+            let e = o["error"]?.objectValue
+            self = .didFailToContinue(activityType: o["activityType"]?.stringValue, code: e?["code"]?.stringValue ?? "",
+                                      message: e?["message"]?.stringValue ?? "")
         default:
             self = .other(name: name, body: o)
         }

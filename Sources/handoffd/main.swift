@@ -45,6 +45,15 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout-ms"), help: "Idle control connections are closed after this (default: 60000).")
     var idleTimeoutMs: Int?
 
+    @Option(name: .customLong("peer-listen"), help: "The address peers connect to (default: :: = every address).")
+    var peerListen: String?
+
+    @Option(name: .customLong("peer-port"), help: "The peer port; 0 picks a free one, advertised over mDNS (default: 0).")
+    var peerPort: Int?
+
+    @Flag(name: .customLong("no-discovery"), help: "Do not advertise or browse with Avahi.")
+    var noDiscovery = false
+
     func run() async throws {
         var cfg = DaemonConfiguration()
         do {
@@ -57,6 +66,8 @@ struct Handoffd: AsyncParsableCommand {
                 ("max-connections", maxConnections.map(String.init)),
                 ("request-timeout-ms", requestTimeoutMs.map(String.init)),
                 ("idle-timeout-ms", idleTimeoutMs.map(String.init)),
+                ("peer-listen", peerListen), ("peer-port", peerPort.map(String.init)),
+                ("discovery", noDiscovery ? "no" : nil),
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
         } catch {

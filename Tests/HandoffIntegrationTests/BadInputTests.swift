@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func slowClientGetsRequestTimeout() async throws {
-        let f = try await Fixture.make(["--request-timeout-ms", "400", "--idle-timeout-ms", "600"])
+        let f = try await Fixture.make(["--request-timeout-ms", "1500", "--idle-timeout-ms", "2000"])
         let slow = try RawUnixSocket(path: f.daemon.socketPath)
         try slow.send("POST /v1/activities HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"activ")
         let (data, closed) = await slow.readUntilClosed(timeout: 10)

@@ -96,7 +96,7 @@ import Testing
         defer { unsetenv("NOTIFY_SOCKET") }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try TestEnvironment.binary("handoffd"))
-        p.arguments = ["--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory]
+        p.arguments = ["--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory, "--no-discovery", "--peer-listen", "127.0.0.1"]
         var env = daemon.environment
         env["NOTIFY_SOCKET"] = notifyPath
         p.environment = env
@@ -124,7 +124,7 @@ import Testing
         let p = Process()
         p.executableURL = URL(fileURLWithPath: activate)
         p.arguments = ["-l", daemon.socketPath, "--fdname=control", try TestEnvironment.binary("handoffd"),
-                       "--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory]
+                       "--socket", daemon.socketPath, "--state-dir", daemon.stateDirectory, "--no-discovery", "--peer-listen", "127.0.0.1"]
         p.environment = daemon.environment
         let log = Pipe()
         p.standardError = log

@@ -39,7 +39,9 @@ final class DaemonProcess: @unchecked Sendable {
     func start(waitUntilReady: Bool = true) async throws -> DaemonProcess {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try TestEnvironment.binary("handoffd"))
-        p.arguments = ["--name", "test-device", "--socket", socketPath, "--state-dir", stateDirectory, "--log-level", "debug"] + extraArguments
+        // Outside network namespaces: no mDNS at all, and peers only on loopback.
+        p.arguments = ["--name", "test-device", "--socket", socketPath, "--state-dir", stateDirectory, "--log-level", "debug",
+                       "--no-discovery", "--peer-listen", "127.0.0.1"] + extraArguments
         p.environment = environment
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

@@ -1,0 +1,27 @@
+import HandoffAvahi
+import HandoffCore
+import HandoffWire
+
+/// A device this workstation has met: trusted, or seen presenting a certificate.
+struct DeviceRecord: Sendable {
+    var id: DeviceID
+    var name: String
+    var addresses: Set<String> = []
+    var lastSeen: Timestamp?
+    /// The activity it offers, from its last `offer` message.
+    var offer: ActivitySummary?
+}
+
+/// A `_handoff._tcp` instance found by mDNS, and what dialling it has taught us.
+struct ServiceRecord: Sendable {
+    var service: DiscoveredService
+    /// Learnt from its certificate on the first handshake.
+    var deviceID: DeviceID?
+    /// It is this very daemon (its certificate is ours).
+    var isSelf = false
+    var dialing = false
+    var failures = 0
+    var notBefore: Timestamp?
+    var retryScheduled = false
+    var instance: String { service.key.name + "." + service.key.domain }
+}

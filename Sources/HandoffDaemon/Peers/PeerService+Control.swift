@@ -1,0 +1,162 @@
+import HandoffAvahi
+import HandoffCore
+import HandoffWire
+import NIOCore
+
+/// What the control API asks of the peer side: who is around, what they offer, trust,
+/// and continuing an activity from another workstation.
+extension PeerService {
+    var deviceID: DeviceID { identity.deviceID }
+
+    /// (available, why) for `/v1/status`.
+    func discoveryState() -> (Bool, String) {
+        switch discovery {
+        case .running:
+            return (true, "advertising \"\(advertisedName ?? deviceName)\" on port \(listenPort); \(links.count) trusted peer(s) connected")
+        case .unavailable(let why):
+            return (false, why)
+        }
+    }
+
+    func peersJSON() -> JSONValue {
+        var ids = Set(devices.keys)
+        for e in trust.all { ids.insert(e.id) }
+        var list: [JSONValue] = []
+        for id in ids.sorted() {
+            let d = devices[id]
+            var addresses = d?.addresses ?? []
+            for s in services.values where s.deviceID == id { addresses.insert(s.service.address) }
+            let name = trust.entry(id)?.name.nonEmpty ?? d?.name ?? ""
+            list.append(.object([
+                "id": .string(id.description), "name": .string(name),
+                "addresses": .array(addresses.sorted().map(JSONValue.string)),
+                "trusted": .bool(trust.isTrusted(id)), "connected": .bool(links[id] != nil),
+                "lastSeen": d?.lastSeen.map { .string($0.rfc3339) } ?? .null,
+            ]))
+        }
+        // Instances seen on the network that never showed a certificate yet.
+        for s in services.values where s.deviceID == nil && !s.isSelf {
+            list.append(.object([
+                "id": .null, "name": .string(s.service.key.name), "addresses": .array([.string(s.service.address)]),
+                "trusted": .bool(false), "connected": .bool(false), "lastSeen": .null,
+            ]))
+        }
+        return .object(["peers": .array(list)])
+    }
+
+    func offersJSON() -> JSONValue {
+        let now = SystemClock.now()
+        var list: [JSONValue] = []
+        for (id, link) in links.sorted(by: { $0.key < $1.key }) {
+            guard let offer = devices[id]?.offer, !(offer.expirationDate.map { $0 <= now } ?? false) else { continue }
+            list.append(.object([
+                "device": link.device.json, "activity": .object(offer.json),
+                "ageSeconds": .double(Double(offer.updatedAt.nanoseconds(until: now)) / 1e9),
+            ]))
+        }
+        return .object(["offers": .array(list)])
+    }
+
+    func trustDevice(_ text: String, name: String?) throws(APIError) -> JSONValue {
+        let id: DeviceID
+        do { id = try DeviceID(parsing: text) } catch {
+            throw APIError(status: 400, code: "bad_device_id", message: "\(error.description); `handoffctl id` on the other workstation prints its ID")
+        }
+        guard id != identity.deviceID else {
+            throw APIError(status: 400, code: "bad_device_id", message: "that is this workstation's own ID; trust the other workstation's (`handoffctl id` there)")
+        }
+        let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
+        do { try trust.trust(id, name: chosen) } catch {
+            throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
+        }
+        // Forget throttles: what was refused as untrusted may now be welcome.
+        for key in services.keys {
+            services[key]?.notBefore = nil
+            if services[key]?.deviceID == id || services[key]?.deviceID == nil {
+                services[key]?.failures = 0
+            }
+        }
+        for key in Array(services.keys) { considerDialling(key) }
+        return .object(["id": .string(id.description), "name": .string(chosen), "trusted": .bool(true)])
+    }
+
+    func untrustDevice(_ text: String) throws(APIError) -> JSONValue {
+        let id: DeviceID
+        do { id = try DeviceID(parsing: text) } catch { throw APIError(status: 400, code: "bad_device_id", message: error.description) }
+        let was: Bool
+        do { was = try trust.untrust(id) } catch {
+            throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
+        }
+        guard was else { throw APIError(status: 404, code: "not_trusted", message: "\(id) was not trusted") }
+        links[id]?.close()
+        return .object(["id": .string(id.description), "trusted": .bool(false)])
+    }
+
+    /// Picks an offered activity, fetches its fresh payload from the origin, checks it,
+    /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
+    func continueActivity(from: String?, type: String?, id: String?) async throws(APIError) -> JSONValue {
+        let now = SystemClock.now()
+        var candidates: [(PeerLink, ActivitySummary)] = []
+        for (deviceID, link) in links {
+            guard let offer = devices[deviceID]?.offer else { continue }
+            if let from, !matches(device: link, from) { continue }
+            if let type, offer.activityType != type { continue }
+            if let id, offer.id.rawValue != id.lowercased() { continue }
+            candidates.append((link, offer))
+        }
+        guard let (link, offer) = candidates.max(by: { $0.1.updatedAt < $1.1.updatedAt }) else {
+            let what = [from.map { "from \($0)" }, type.map { "of type \($0)" }, id.map { "with id \($0)" }].compactMap { $0 }.joined(separator: " ")
+            let message = links.isEmpty
+                ? "no trusted workstation is connected; `handoffctl peers` shows what this one sees"
+                : "no connected workstation offers an activity\(what.isEmpty ? "" : " " + what)"
+            return try await fail(type, APIError(status: 404, code: "nothing_offered", message: message))
+        }
+        if let expiry = offer.expirationDate, expiry <= now {
+            return try await fail(offer.activityType, APIError(status: 410, code: "expired", message: "\(link.deviceName)'s activity has expired"))
+        }
+        await registry.broadcast(.willContinue(activityType: offer.activityType, device: link.device))
+        let result = await link.fetch(offer.id, timeout: settings.fetchTimeout)
+        switch result {
+        case .failure(let code, let message):
+            let status = code == "timeout" ? 504 : code == "peer-gone" ? 502 : code == "expired" || code == "not-offered" ? 410 : 502
+            let apiCode = String(code.map { $0 == "-" ? "_" : $0 })
+            return try await fail(offer.activityType, APIError(status: status, code: apiCode, message: "\(link.deviceName): \(message)"))
+        case .activity(let activity, let stale):
+            if let problem = check(activity, against: offer, now: now) {
+                return try await fail(offer.activityType, APIError(status: 502, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))
+            }
+            link.send(.continued(activityID: activity.id))
+            let record = ActivityRecord(activity: activity, state: .current, owner: "peer",
+                                        payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
+            await registry.broadcast(.continued(record, device: link.device))
+            var body = record.json.objectValue!
+            body["device"] = link.device.json
+            return .object(body)
+        }
+    }
+
+    private func fail(_ type: String?, _ error: APIError) async throws(APIError) -> JSONValue {
+        await registry.broadcast(.didFailToContinue(activityType: type, code: error.code, message: error.message))
+        throw error
+    }
+
+    private func matches(device link: PeerLink, _ text: String) -> Bool {
+        if link.deviceName.lowercased() == text.lowercased() { return true }
+        if trust.entry(link.deviceID)?.name.lowercased() == text.lowercased() { return true }
+        if let id = try? DeviceID(parsing: text) { return id == link.deviceID }
+        // A short ID (the first group) is enough when it is unambiguous.
+        let compact = text.uppercased().filter { $0 != "-" }
+        return compact.count >= 7 && link.deviceID.description.filter { $0 != "-" }.hasPrefix(compact)
+    }
+
+    /// Nil when the payload is usable: what the offer said, valid, complete, not expired.
+    private func check(_ a: Activity, against offer: ActivitySummary, now: Timestamp) -> String? {
+        guard a.id == offer.id else { return "a different activity than offered" }
+        guard a.activityType == offer.activityType else { return "type \(a.activityType) instead of \(offer.activityType)" }
+        do { try ActivityValidation.validate(a, limits: limits) } catch { return "\(error)" }
+        let missing = a.missingRequiredKeys
+        guard missing.isEmpty else { return "required userInfo keys missing: \(missing.joined(separator: ", "))" }
+        if a.isExpired(at: now) { return "it has expired" }
+        return nil
+    }
+}

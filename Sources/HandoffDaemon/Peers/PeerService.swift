@@ -1,0 +1,443 @@
+import HandoffAvahi
+import HandoffCore
+import HandoffWire
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOExtras
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+
+typealias PeerChannel = NIOAsyncChannel<PeerMessage, PeerMessage>
+
+/// Everything between this workstation and the user's others: the TLS listener, the
+/// mDNS advertisement and browsing, one connection per trusted peer, their offers, and
+/// continuing. mDNS is only a hint to (re)connect; changes travel over the connections.
+public actor PeerService: Service {
+    let identity: DeviceIdentity
+    let trust: TrustStore
+    let registry: ActivityRegistry
+    let settings: PeerServiceSettings
+    let deviceName: String
+    let limits: ActivityLimits
+    let tls: PeerTLS
+    let group: EventLoopGroup
+    let logger: Logger
+    let avahi: AvahiDiscovery?
+    let counter: PeerConnectionCounter
+
+    var devices: [DeviceID: DeviceRecord] = [:]
+    var services: [ServiceKey: ServiceRecord] = [:]
+    var links: [DeviceID: PeerLink] = [:]
+    var subscribers: [DeviceID: PeerLink] = [:]
+    var currentOffer: ActivitySummary?
+    var listenPort = 0
+    var discovery: DiscoveryStatus = .unavailable("peer discovery is starting")
+    var advertisedName: String?
+    private let work: AsyncStream<Work>.Continuation
+    private let workStream: AsyncStream<Work>
+
+    enum Work: Sendable {
+        case serve(PeerChannel)
+        case dial(ServiceKey, address: String, port: Int)
+        case retry(ServiceKey, after: Duration)
+    }
+
+    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, deviceName: String,
+                limits: ActivityLimits, settings: PeerServiceSettings, group: EventLoopGroup, logger: Logger) throws {
+        self.identity = identity
+        self.trust = trust
+        self.registry = registry
+        self.deviceName = deviceName
+        self.limits = limits
+        self.settings = settings
+        self.group = group
+        self.logger = logger
+        tls = try PeerTLS(identity: identity)
+        avahi = settings.discovery ? AvahiDiscovery(logger: logger) : nil
+        if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
+        counter = PeerConnectionCounter(maximumUnauthenticated: settings.maximumUnauthenticated, maximumTotal: settings.maximumConnections)
+        (workStream, work) = AsyncStream.makeStream(of: Work.self)
+    }
+
+    // MARK: - Running
+
+    public func run() async throws {
+        let server = try await bindListener()
+        listenPort = server.channel.localAddress?.port ?? 0
+        logger.info("peer listener ready", metadata: ["port": "\(listenPort)", "device": "\(identity.deviceID)"])
+        if let avahi {
+            try avahi.start()
+            avahi.publish(advertisement())
+        }
+        let workStream = self.workStream
+        let registry = self.registry
+        let avahi = self.avahi
+        // Graceful shutdown cancels the loops below; that is how this service ends.
+        do { try await cancelWhenGracefulShutdown {
+            try await withThrowingDiscardingTaskGroup { tasks in
+                tasks.addTask {
+                    try await server.executeThenClose { inbound in
+                        for try await channel in inbound { await self.enqueue(.serve(channel)) }
+                    }
+                }
+                tasks.addTask {
+                    for await offer in await registry.watchOffer() { await self.offerChanged(offer) }
+                }
+                if let avahi {
+                    tasks.addTask {
+                        for await event in avahi.events { await self.discovered(event) }
+                    }
+                }
+                for await item in workStream {
+                    switch item {
+                    case .serve(let channel):
+                        tasks.addTask { await self.serve(channel, dialled: nil) }
+                    case .dial(let key, let address, let port):
+                        tasks.addTask { await self.dial(key, address: address, port: port) }
+                    case .retry(let key, let after):
+                        tasks.addTask {
+                            try? await Task.sleep(for: after)
+                            await self.retryDue(key)
+                        }
+                    }
+                }
+            }
+        } } catch is CancellationError {}
+        await stop()
+    }
+
+    private func enqueue(_ item: Work) { work.yield(item) }
+
+    private func stop() {
+        avahi?.stop()
+        for link in links.values { link.close() }
+        work.finish()
+    }
+
+    private func bindListener() async throws -> NIOAsyncChannel<PeerChannel, Never> {
+        let tls = self.tls
+        let own = identity.deviceID
+        let trust = self.trust
+        let counter = self.counter
+        let maxFrame = settings.maximumFrameBytes
+        let deadline = settings.handshakeTimeout + settings.helloTimeout
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.so_keepalive), value: 1)
+            .bind(host: settings.listenAddress, port: settings.port) { channel in
+                // Caps first: a stranger's connection costs nothing beyond this check.
+                guard counter.admit() else {
+                    return channel.eventLoop.makeFailedFuture(PeerProtocolError(code: "busy", message: "too many peer connections"))
+                }
+                let remote = channel.remoteAddress?.ipAddress ?? "?"
+                channel.closeFuture.whenComplete { _ in counter.closed(wasAuthenticated: PeerService.isAuthenticated(channel)) }
+                // The handshake and the hello must both be done in time.
+                let timer = channel.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
+                channel.closeFuture.whenComplete { _ in timer.cancel() }
+                return channel.eventLoop.makeCompletedFuture {
+                    let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { verdict in
+                        if case .untrusted(let id) = verdict {
+                            Task { await self.noteUntrusted(id, address: remote, name: nil) }
+                        }
+                    }
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.serverContext, customVerificationCallback: verify))
+                    try PeerService.addFraming(channel, maxFrame: maxFrame)
+                    return try PeerChannel(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    static func addFraming(_ channel: Channel, maxFrame: Int) throws {
+        let ops = channel.pipeline.syncOperations
+        try ops.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: maxFrame), maximumBufferSize: maxFrame + 4))
+        try ops.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+    }
+
+    // Marks which channels got past the hello, for the connection counter.
+    private static let authenticatedChannels = NIOLockedValueBox(Set<ObjectIdentifier>())
+    static func isAuthenticated(_ channel: Channel) -> Bool {
+        authenticatedChannels.withLockedValue { $0.remove(ObjectIdentifier(channel)) != nil }
+    }
+    static func markAuthenticated(_ channel: Channel) {
+        _ = authenticatedChannels.withLockedValue { $0.insert(ObjectIdentifier(channel)) }
+    }
+
+    // MARK: - One connection
+
+    /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
+    /// nil for one that came in.
+    private func serve(_ channel: PeerChannel, dialled: ServiceKey?) async {
+        let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(.hello(PeerHello(deviceName: deviceName)))
+                var messages = inbound.makeAsyncIterator()
+                guard let first = try await messages.next() else { return }
+                guard case .hello(let hello) = first else {
+                    try await outbound.write(.error(code: "expected-hello", message: "the first message must be a hello"))
+                    return
+                }
+                switch hello.compatibility(with: PeerHello(deviceName: deviceName)) {
+                case .peerTooOld:
+                    try await outbound.write(.error(code: "version-too-old", message: "this device speaks versions \(PeerHello.minimumVersion)-\(PeerHello.currentVersion); \(hello.version) is too old"))
+                    return
+                case .peerTooNew:
+                    try await outbound.write(.error(code: "version-unknown", message: "this device speaks up to version \(PeerHello.currentVersion); the peer needs \(hello.minimumVersion) or later"))
+                    return
+                case .compatible:
+                    break
+                }
+                guard let certificate = try await channel.channel.nioSSL_peerCertificate().get() else { return }
+                let peerID = try DeviceIdentity.deviceID(of: certificate)
+                guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile
+                if dialled == nil { counter.authenticated() }
+                PeerService.markAuthenticated(channel.channel)
+                let (queue, queueIn) = AsyncStream.makeStream(of: PeerMessage.self, bufferingPolicy: .bufferingOldest(256))
+                let link = PeerLink(deviceID: peerID, deviceName: hello.deviceName,
+                                    dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
+                                    channel: channel.channel, outbound: queueIn)
+                guard attach(link, service: dialled) else { return }
+                link.send(.subscribe)
+                // One writer drains the link's queue; this task reads.
+                async let writing: Void = PeerService.drain(queue, into: outbound)
+                do {
+                    while let message = try await messages.next() {
+                        try await handle(message, from: link)
+                    }
+                } catch {
+                    link.close()
+                    try? await writing
+                    throw error
+                }
+                link.close()
+                try? await writing
+            }
+        } catch {
+            logger.debug("peer connection ended", metadata: ["remote": "\(remote)", "error": "\(error)"])
+        }
+        detachAll(channel.channel)
+    }
+
+    private static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>) async throws {
+        for await message in queue { try await outbound.write(message) }
+    }
+
+    private func handle(_ message: PeerMessage, from link: PeerLink) async throws {
+        switch message {
+        case .hello:
+            throw PeerProtocolError(code: "unexpected-hello", message: "a second hello")
+        case .subscribe:
+            subscribers[link.deviceID] = link
+            link.send(.offer(currentOffer))
+        case .offer(let summary):
+            devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
+            await registry.broadcast(.peerOffer(link.device, summary))
+        case .fetch(let request, let id):
+            let registry = self.registry
+            Task {
+                do {
+                    let record = try await registry.snapshotForPeer(id)
+                    link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
+                } catch let e as APIError {
+                    link.send(.fetched(requestID: request, .failure(code: e.code, message: e.message)))
+                } catch {
+                    link.send(.fetched(requestID: request, .failure(code: "internal", message: "\(error)")))
+                }
+            }
+        case .fetched(let request, let result):
+            link.resolve(request, result)
+        case .continued(let id):
+            await registry.noteContinued(id, by: link.device)
+        case .error(let code, let message):
+            logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
+            link.close()
+        }
+    }
+
+    /// Registers a new link. With two connections to one peer, both sides keep the one
+    /// dialled by the smaller device ID; returns false when `link` is the one to drop.
+    private func attach(_ link: PeerLink, service: ServiceKey?) -> Bool {
+        if let existing = links[link.deviceID] {
+            let keepNew = existing.dialledBy != link.dialledBy && link.dialledBy < existing.dialledBy
+            if !keepNew { return false }
+            existing.close()
+        }
+        links[link.deviceID] = link
+        var record = devices[link.deviceID] ?? DeviceRecord(id: link.deviceID, name: link.deviceName)
+        record.name = trust.entry(link.deviceID)?.name.nonEmpty ?? link.deviceName
+        record.addresses.insert(link.remoteAddress)
+        record.lastSeen = SystemClock.now()
+        devices[link.deviceID] = record
+        if let service {
+            services[service]?.deviceID = link.deviceID
+            services[service]?.failures = 0
+        }
+        logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
+        let device = link.device
+        Task { await registry.broadcast(.peerConnected(device)) }
+        return true
+    }
+
+    private func detachAll(_ channel: Channel) {
+        guard let (id, link) = links.first(where: { $0.value.channel === channel }) else { return }
+        links[id] = nil
+        subscribers[id] = nil
+        devices[id]?.lastSeen = SystemClock.now()
+        let hadOffer = devices[id]?.offer != nil
+        devices[id]?.offer = nil
+        logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
+        let device = link.device
+        Task {
+            if hadOffer { await registry.broadcast(.peerOffer(device, nil)) }
+            await registry.broadcast(.peerDisconnected(device, reason: "connection closed"))
+        }
+        // Still advertised? Then it may be back soon: try again.
+        for (key, s) in services where s.deviceID == id { scheduleRetry(key) }
+    }
+
+    // MARK: - Our offer
+
+    private func offerChanged(_ offer: ActivitySummary?) {
+        currentOffer = offer
+        for link in subscribers.values { link.send(.offer(offer)) }
+        // The change hint tells browsers something changed, not what.
+        if let avahi { avahi.publish(advertisement(newHint: true)) }
+    }
+
+    private var changeHint = PeerService.newHint()
+
+    private static func newHint() -> String { String(ActivityID.random().rawValue.prefix(8)) }
+
+    private func advertisement(newHint: Bool = false) -> ServiceAdvertisement {
+        if newHint { changeHint = PeerService.newHint() }
+        return ServiceAdvertisement(name: deviceName, port: UInt16(listenPort), txt: [("v", "\(PeerHello.currentVersion)"), ("h", changeHint)])
+    }
+
+    // MARK: - Discovery and dialling
+
+    private func discovered(_ event: AvahiEvent) {
+        switch event {
+        case .status(let s):
+            discovery = s
+            logger.info("discovery status", metadata: ["status": "\(s)"])
+        case .published(let name):
+            advertisedName = name
+            logger.info("advertised", metadata: ["name": "\(name)", "port": "\(listenPort)"])
+        case .found(let service):
+            var record = services[service.key] ?? ServiceRecord(service: service)
+            let changed = record.service.txt["h"] != service.txt["h"] || record.service.address != service.address
+            record.service = service
+            // mDNS says something changed: a trusted peer we lost is worth trying at once.
+            if changed, !(record.deviceID.map { !trust.isTrusted($0) } ?? false) { record.notBefore = nil }
+            services[service.key] = record
+            considerDialling(service.key)
+        case .removed(let key):
+            services[key] = nil
+        }
+    }
+
+    func considerDialling(_ key: ServiceKey) {
+        guard let record = services[key], !record.isSelf, !record.dialing else { return }
+        if let id = record.deviceID, links[id] != nil { return }
+        // One dial at a time per instance (its IPv4 and IPv6 results are the same device).
+        if services.values.contains(where: { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) }) {
+            return
+        }
+        let now = SystemClock.now()
+        if let notBefore = record.notBefore, now < notBefore {
+            scheduleRetry(key, at: notBefore)
+            return
+        }
+        services[key]?.dialing = true
+        work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
+    }
+
+    private func scheduleRetry(_ key: ServiceKey, at when: Timestamp? = nil) {
+        guard var record = services[key], !record.retryScheduled, !record.isSelf else { return }
+        if let id = record.deviceID, !trust.isTrusted(id) { return }  // untrusted: only mDNS or a trust change revives it
+        let due = when ?? record.notBefore ?? SystemClock.now()
+        let wait = max(0, SystemClock.now().nanoseconds(until: due))
+        record.retryScheduled = true
+        services[key] = record
+        work.yield(.retry(key, after: .nanoseconds(wait)))
+    }
+
+    private func retryDue(_ key: ServiceKey) {
+        services[key]?.retryScheduled = false
+        considerDialling(key)
+    }
+
+    private func dial(_ key: ServiceKey, address: String, port: Int) async {
+        let verdict = NIOLockedValueBox<PeerTLS.Verdict?>(nil)
+        var connected = false
+        do {
+            let target = try SocketAddress(ipAddress: address, port: port)
+            let tls = self.tls
+            let maxFrame = settings.maximumFrameBytes
+            let own = identity.deviceID
+            let trust = self.trust
+            let channel = try await ClientBootstrap(group: group)
+                .connectTimeout(settings.connectTimeout)
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .connect(to: target) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
+                        try channel.pipeline.syncOperations.addHandler(
+                            try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
+                        try PeerService.addFraming(channel, maxFrame: maxFrame)
+                        return try PeerChannel(wrappingChannelSynchronously: channel)
+                    }
+                }
+            let timer = channel.channel.eventLoop.scheduleTask(in: settings.handshakeTimeout + settings.helloTimeout) {
+                channel.channel.close(promise: nil)
+            }
+            channel.channel.closeFuture.whenComplete { _ in timer.cancel() }
+            connected = true
+            await serve(channel, dialled: key)
+        } catch {
+            logger.debug("dial failed", metadata: ["address": "\(address)", "port": "\(port)", "error": "\(error)"])
+        }
+        dialFinished(key, verdict: verdict.withLockedValue { $0 }, connected: connected)
+    }
+
+    private func dialFinished(_ key: ServiceKey, verdict: PeerTLS.Verdict?, connected: Bool) {
+        guard var record = services[key] else { return }
+        record.dialing = false
+        let now = SystemClock.now()
+        switch verdict {
+        case .ourselves:
+            record.isSelf = true
+        case .untrusted(let id):
+            record.deviceID = id
+            record.notBefore = now.adding(nanoseconds: settings.untrustedRetry.nanoseconds)
+            noteUntrusted(id, address: record.service.address, name: record.service.key.name)
+        case .trusted(let id):
+            record.deviceID = id
+            fallthrough
+        case .unreadable, nil:
+            record.failures += 1
+            let backoff = min(settings.maximumBackoff.nanoseconds, settings.minimumBackoff.nanoseconds << min(record.failures - 1, 16))
+            record.notBefore = now.adding(nanoseconds: backoff)
+        }
+        services[key] = record
+        _ = connected
+        if !record.isSelf { scheduleRetry(key) }
+        // Another address of the same instance may be waiting for this dial to end.
+        for (other, s) in services where other != key && s.instance == record.instance { considerDialling(other) }
+    }
+
+    func noteUntrusted(_ id: DeviceID, address: String, name: String?) {
+        var record = devices[id] ?? DeviceRecord(id: id, name: name ?? "")
+        if let name, record.name.isEmpty { record.name = name }
+        record.addresses.insert(address)
+        record.lastSeen = SystemClock.now()
+        devices[id] = record
+    }
+}
+
+extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}

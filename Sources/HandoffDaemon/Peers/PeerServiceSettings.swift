@@ -1,0 +1,27 @@
+import NIOCore
+
+/// Limits and timings of the peer side.
+public struct PeerServiceSettings: Sendable {
+    /// Where the peer listener binds ("::" = every address, IPv4 too).
+    public var listenAddress = "::"
+    /// 0: any free port (the advertisement says which).
+    public var port = 0
+    /// Advertise and browse with Avahi.
+    public var discovery = true
+    public var handshakeTimeout: TimeAmount = .seconds(10)
+    public var helloTimeout: TimeAmount = .seconds(5)
+    public var fetchTimeout: TimeAmount = .seconds(5)
+    public var connectTimeout: TimeAmount = .seconds(5)
+    /// Connections that have not said hello yet, and all connections.
+    public var maximumUnauthenticated = 16
+    public var maximumConnections = 64
+    /// Frames larger than this are a protocol error (the activity cap plus room).
+    public var maximumFrameBytes = 1 << 20
+    /// An untrusted device is dialled again no sooner than this.
+    public var untrustedRetry: TimeAmount = .minutes(5)
+    /// Backoff for a trusted device that could not be reached: doubles up to the maximum.
+    public var minimumBackoff: TimeAmount = .milliseconds(500)
+    public var maximumBackoff: TimeAmount = .seconds(60)
+
+    public init() {}
+}

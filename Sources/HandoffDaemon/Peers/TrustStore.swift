@@ -1,0 +1,74 @@
+import HandoffCore
+import HandoffWire
+import Logging
+import NIOConcurrencyHelpers
+
+/// The devices this user trusts: only they get past the TLS handshake. Kept in
+/// `trusted-devices.json`; read from TLS verification callbacks on any thread, hence the lock.
+public final class TrustStore: Sendable {
+    public struct Entry: Sendable, Equatable {
+        public var id: DeviceID
+        public var name: String
+        public var addedAt: Timestamp
+    }
+
+    private let path: String
+    private let entries: NIOLockedValueBox<[DeviceID: Entry]>
+
+    public init(stateDirectory: String, logger: Logger) {
+        path = stateDirectory + "/trusted-devices.json"
+        entries = NIOLockedValueBox(TrustStore.load(path, logger: logger))
+    }
+
+    public func isTrusted(_ id: DeviceID) -> Bool { entries.withLockedValue { $0[id] != nil } }
+
+    public func entry(_ id: DeviceID) -> Entry? { entries.withLockedValue { $0[id] } }
+
+    public var all: [Entry] { entries.withLockedValue { Array($0.values) }.sorted { $0.addedAt < $1.addedAt } }
+
+    /// Adds or renames a trusted device.
+    @discardableResult
+    public func trust(_ id: DeviceID, name: String) throws -> Entry {
+        let snapshot = entries.withLockedValue { e -> [DeviceID: Entry] in
+            let existing = e[id]
+            e[id] = Entry(id: id, name: name, addedAt: existing?.addedAt ?? SystemClock.now())
+            return e
+        }
+        try save(snapshot)
+        return snapshot[id]!
+    }
+
+    /// Returns whether it was trusted.
+    @discardableResult
+    public func untrust(_ id: DeviceID) throws -> Bool {
+        let (was, snapshot) = entries.withLockedValue { e in (e.removeValue(forKey: id) != nil, e) }
+        try save(snapshot)
+        return was
+    }
+
+    private func save(_ snapshot: [DeviceID: Entry]) throws {
+        let list: [JSONValue] = snapshot.values.sorted { $0.addedAt < $1.addedAt }.map {
+            .object(["id": .string($0.id.description), "name": .string($0.name), "addedAt": .string($0.addedAt.rfc3339)])
+        }
+        let doc: JSONValue = .object(["version": .integer(1), "devices": .array(list)])
+        try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+    }
+
+    private static func load(_ path: String, logger: Logger) -> [DeviceID: Entry] {
+        do {
+            guard let bytes = try AtomicFile.read(path) else { return [:] }
+            guard case .array(let list)? = try JSONValue(parsing: bytes).objectValue?["devices"] else { return [:] }
+            var out: [DeviceID: Entry] = [:]
+            for item in list {
+                guard let o = item.objectValue, let idText = o["id"]?.stringValue, let id = try? DeviceID(parsing: idText) else { continue }
+                out[id] = Entry(id: id, name: o["name"]?.stringValue ?? "",
+                                addedAt: o["addedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(seconds: 0))
+            }
+            return out
+        } catch {
+            // Losing trust silently would be surprising but safe; crashing would not be.
+            logger.error("trusted devices could not be read; trusting none until fixed", metadata: ["file": "\(path)", "error": "\(error)"])
+            return [:]
+        }
+    }
+}

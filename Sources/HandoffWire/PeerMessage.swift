@@ -1,0 +1,70 @@
+import HandoffCore
+
+/// The messages of the peer protocol (Docs/PeerProtocol.md). Each travels in one frame:
+/// a 4-byte big-endian length, a 1-byte type, and a body. The hello's body starts with the
+/// magic and version; every other body is one property-list dictionary in the binary
+/// encoding.
+public enum PeerMessage: Sendable, Equatable {
+    case hello(PeerHello)
+    /// Send me your offer now and whenever it changes.
+    case subscribe
+    /// My current offer; nil: nothing is offered (resigned, invalidated, expired).
+    case offer(ActivitySummary?)
+    case fetch(requestID: UInt64, activityID: ActivityID)
+    case fetched(requestID: UInt64, FetchResult)
+    /// The receiver's activity was continued by the sender.
+    case continued(activityID: ActivityID)
+    /// The sender is closing the connection because of this.
+    case error(code: String, message: String)
+
+    public enum FetchResult: Sendable, Equatable {
+        case activity(Activity, stale: Bool)
+        case failure(code: String, message: String)
+    }
+
+    public var typeCode: UInt8 {
+        switch self {
+        case .hello: 0x01
+        case .subscribe: 0x02
+        case .offer: 0x03
+        case .fetch: 0x04
+        case .fetched: 0x05
+        case .continued: 0x06
+        case .error: 0x07
+        }
+    }
+}
+
+/// The first message each side sends.
+public struct PeerHello: Sendable, Equatable {
+    /// "HNDF": says this is the handoff peer protocol at all.
+    public static let magic: [UInt8] = [0x48, 0x4E, 0x44, 0x46]
+    public static let currentVersion: UInt16 = 1
+    /// The oldest version this implementation still speaks.
+    public static let minimumVersion: UInt16 = 1
+
+    public var version: UInt16
+    public var minimumVersion: UInt16
+    public var deviceName: String
+
+    public init(version: UInt16 = PeerHello.currentVersion, minimumVersion: UInt16 = PeerHello.minimumVersion, deviceName: String) {
+        self.version = version
+        self.minimumVersion = minimumVersion
+        self.deviceName = deviceName
+    }
+
+    public enum Compatibility: Equatable {
+        case compatible(UInt16)
+        /// The peer is older than we still speak.
+        case peerTooOld
+        /// The peer requires a newer version than we speak.
+        case peerTooNew
+    }
+
+    /// The version both speak, if any.
+    public func compatibility(with ours: PeerHello) -> Compatibility {
+        if version < ours.minimumVersion { return .peerTooOld }
+        if minimumVersion > ours.version { return .peerTooNew }
+        return .compatible(min(version, ours.version))
+    }
+}

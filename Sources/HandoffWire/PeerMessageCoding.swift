@@ -1,0 +1,109 @@
+import HandoffCore
+
+/// Why a peer's bytes were refused; the connection is closed after it.
+public struct PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func malformed(_ m: String) -> PeerProtocolError { PeerProtocolError(code: "malformed", message: m) }
+    public static let notHandoff = PeerProtocolError(code: "not-handoff", message: "the hello does not start with the handoff magic")
+}
+
+/// Message bodies to and from bytes (the frame's type byte plus body).
+public enum PeerMessageCoding {
+    public static func encode(_ m: PeerMessage) -> [UInt8] {
+        var out: [UInt8] = [m.typeCode]
+        switch m {
+        case .hello(let h):
+            out += PeerHello.magic
+            out += [UInt8(h.version >> 8), UInt8(h.version & 0xFF), UInt8(h.minimumVersion >> 8), UInt8(h.minimumVersion & 0xFF)]
+            out += PropertyBinaryEncoding.encode(.dictionary(["deviceName": .string(h.deviceName)]))
+        case .subscribe:
+            out += PropertyBinaryEncoding.encode(.dictionary([:]))
+        case .offer(let s):
+            out += PropertyBinaryEncoding.encode(.dictionary(s.map { ["activity": $0.propertyList] } ?? [:]))
+        case .fetch(let r, let id):
+            out += PropertyBinaryEncoding.encode(.dictionary(["requestID": .integer(Int64(bitPattern: r)), "activityID": .string(id.rawValue)]))
+        case .fetched(let r, .activity(let a, let stale)):
+            out += PropertyBinaryEncoding.encode(.dictionary([
+                "requestID": .integer(Int64(bitPattern: r)), "activity": ActivityPropertyList.encode(a), "stale": .boolean(stale),
+            ]))
+        case .fetched(let r, .failure(let code, let message)):
+            out += PropertyBinaryEncoding.encode(.dictionary([
+                "requestID": .integer(Int64(bitPattern: r)), "errorCode": .string(code), "errorMessage": .string(message),
+            ]))
+        case .continued(let id):
+            out += PropertyBinaryEncoding.encode(.dictionary(["activityID": .string(id.rawValue)]))
+        case .error(let code, let message):
+            out += PropertyBinaryEncoding.encode(.dictionary(["code": .string(code), "message": .string(message)]))
+        }
+        return out
+    }
+
+    /// Decodes one frame's content. Unknown message types are an error: version 1 has no
+    /// optional messages (a later version negotiates them in the hello).
+    public static func decode(_ bytes: [UInt8]) throws(PeerProtocolError) -> PeerMessage {
+        guard let type = bytes.first else { throw .malformed("empty frame") }
+        var body = Array(bytes.dropFirst())
+        if type == 0x01 {
+            guard body.count >= 8, Array(body[0..<4]) == PeerHello.magic else { throw .notHandoff }
+            let version = UInt16(body[4]) << 8 | UInt16(body[5])
+            let minimum = UInt16(body[6]) << 8 | UInt16(body[7])
+            body.removeFirst(8)
+            let d = try dictionary(body)
+            guard case .string(let name)? = d["deviceName"] else { throw .malformed("hello without deviceName") }
+            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name))
+        }
+        let d = try dictionary(body)
+        func string(_ k: String) throws(PeerProtocolError) -> String {
+            guard case .string(let s)? = d[k] else { throw .malformed("message 0x\(String(type, radix: 16)) lacks \(k)") }
+            return s
+        }
+        func activityID(_ k: String) throws(PeerProtocolError) -> ActivityID {
+            guard let id = ActivityID(try string(k)) else { throw .malformed("\(k) is not an activity id") }
+            return id
+        }
+        func requestID() throws(PeerProtocolError) -> UInt64 {
+            guard case .integer(let i)? = d["requestID"] else { throw .malformed("message lacks requestID") }
+            return UInt64(bitPattern: i)
+        }
+        switch type {
+        case 0x02:
+            return .subscribe
+        case 0x03:
+            guard let s = d["activity"] else { return .offer(nil) }
+            do { return .offer(try ActivitySummary(propertyList: s)) } catch { throw .malformed("offer: \(error)") }
+        case 0x04:
+            return .fetch(requestID: try requestID(), activityID: try activityID("activityID"))
+        case 0x05:
+            let r = try requestID()
+            if let a = d["activity"] {
+                let activity: Activity
+                do { activity = try ActivityPropertyList.decode(a) } catch { throw .malformed("fetched activity: \(error)") }
+                guard case .boolean(let stale)? = d["stale"] else { throw .malformed("fetched activity lacks stale") }
+                return .fetched(requestID: r, .activity(activity, stale: stale))
+            }
+            return .fetched(requestID: r, .failure(code: try string("errorCode"), message: try string("errorMessage")))
+        case 0x06:
+            return .continued(activityID: try activityID("activityID"))
+        case 0x07:
+            return .error(code: try string("code"), message: try string("message"))
+        default:
+            throw .malformed("unknown message type 0x\(String(type, radix: 16))")
+        }
+    }
+
+    static func dictionary(_ bytes: [UInt8]) throws(PeerProtocolError) -> [String: PropertyValue] {
+        let value: PropertyValue
+        do { value = try PropertyBinaryEncoding.decode(bytes) } catch { throw .malformed("\(error)") }
+        guard case .dictionary(let d) = value else { throw .malformed("a message body must be a dictionary") }
+        return d
+    }
+}
