@@ -66,6 +66,59 @@ public struct HandoffClient: Sendable {
         try decode(try await call(.POST, ControlPaths.snapshot(id), body: .object([:])), ActivityRecord.init(json:))
     }
 
+    // MARK: - Other workstations
+
+    /// This workstation's device ID and name.
+    public func identity() async throws -> (deviceID: String, name: String) {
+        let o = try await call(.GET, ControlPaths.identity).objectValue
+        guard let id = o?["deviceID"]?.stringValue else { throw HandoffClientError.badResponse("no deviceID") }
+        return (id, o?["name"]?.stringValue ?? "")
+    }
+
+    public func peers() async throws -> [PeerInfo] {
+        guard case .array(let items)? = try await call(.GET, ControlPaths.peers).objectValue?["peers"] else {
+            throw HandoffClientError.badResponse("no peers list")
+        }
+        return items.map(PeerInfo.init(json:))
+    }
+
+    @discardableResult
+    public func trust(_ deviceID: String, name: String? = nil) async throws -> PeerInfo {
+        var body: JSONObject = ["deviceID": .string(deviceID)]
+        if let name { body["name"] = .string(name) }
+        return PeerInfo(json: try await call(.POST, ControlPaths.trust, body: .object(body)))
+    }
+
+    public func untrust(_ deviceID: String) async throws {
+        _ = try await call(.POST, ControlPaths.untrust, body: .object(["deviceID": .string(deviceID)]))
+    }
+
+    /// What trusted, connected workstations offer now.
+    public func offers() async throws -> [Offer] {
+        guard case .array(let items)? = try await call(.GET, ControlPaths.offers).objectValue?["offers"] else {
+            throw HandoffClientError.badResponse("no offers list")
+        }
+        return try items.map { item in
+            guard let o = item.objectValue, let a = o["activity"]?.objectValue else { throw HandoffClientError.badResponse("bad offer") }
+            let summary = try decode(.object(a)) { v throws(ValidationError) in try ActivitySummary(json: v.objectValue ?? [:]) }
+            var age = 0.0
+            if case .double(let d)? = o["ageSeconds"] { age = d } else if case .integer(let i)? = o["ageSeconds"] { age = Double(i) }
+            return Offer(device: PeerDevice(json: o["device"]), activity: summary, ageSeconds: age)
+        }
+    }
+
+    /// Continues the most recent offered activity (or the one named): fetches its fresh
+    /// payload from the origin, which hears that it was continued.
+    public func continueActivity(from: String? = nil, type: String? = nil, id: String? = nil) async throws -> ContinuedActivity {
+        var body = JSONObject()
+        if let from { body["from"] = .string(from) }
+        if let type { body["type"] = .string(type) }
+        if let id { body["id"] = .string(id) }
+        let json = try await call(.POST, ControlPaths.continueActivity, body: .object(body))
+        let record = try decode(json, ActivityRecord.init(json:))
+        return ContinuedActivity(record: record, device: PeerDevice(json: json.objectValue?["device"]))
+    }
+
     /// Opens the event stream, which is also the app's session.
     public func openSession() async throws -> EventSession {
         try await EventSession.open(socketPath: socketPath)

@@ -11,7 +11,8 @@ enum ShellCommand {
 
     struct Failure: Error, CustomStringConvertible { var description: String }
 
-    static func run(_ command: String, outputLimit: Int = 1 << 20) throws -> Result {
+    /// `arguments` become $0, $1, ... of the script, so they need no quoting.
+    static func run(_ command: String, arguments: [String] = [], outputLimit: Int = 1 << 20) throws -> Result {
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
         var actions = posix_spawn_file_actions_t()
@@ -21,7 +22,7 @@ enum ShellCommand {
         posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
         posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
         var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command)] + arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         let rc = posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ)
         close(pipeFDs[1])

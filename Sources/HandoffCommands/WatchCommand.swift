@@ -33,6 +33,19 @@ struct WatchCommand: AsyncParsableCommand {
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(id)"
         case .session(let token):
             return "\(time) session        \(token)"
+        case .wasContinued(let id, let device):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(id) by \(device.name)"
+        case .peerConnected(let device), .peerDisconnected(let device, _):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(device.name) \(device.id)"
+        case .peerOffer(let device, let summary):
+            let what = summary.map { "\($0.activityType) \"\($0.title)\" \($0.id)" } ?? "(nothing)"
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(device.name): \(what)"
+        case .willContinue(let type, let device):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(type) from \(device.name)"
+        case .continued(let r, let device):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(ActivityPrinter.summary(r)) from \(device.name)"
+        case .didFailToContinue(let type, let code, let message):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(type ?? "?"): \(code): \(message)"
         case .other(let name, let body):
             return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
         }

@@ -8,6 +8,12 @@ public enum ControlPaths {
     public static func resign(_ id: String) -> String { "/v1/activities/\(id)/resign" }
     public static func invalidate(_ id: String) -> String { "/v1/activities/\(id)/invalidate" }
     public static func snapshot(_ id: String) -> String { "/v1/activities/\(id)/snapshot" }
+    public static let identity = "/v1/identity"
+    public static let peers = "/v1/peers"
+    public static let trust = "/v1/peers/trust"
+    public static let untrust = "/v1/peers/untrust"
+    public static let offers = "/v1/offers"
+    public static let continueActivity = "/v1/continue"
     /// Header naming the session a become-current belongs to (alternative: body field `session`).
     public static let sessionHeader = "Handoff-Session"
 }

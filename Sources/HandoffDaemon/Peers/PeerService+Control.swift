@@ -27,9 +27,10 @@ extension PeerService {
             var addresses = d?.addresses ?? []
             for s in services.values where s.deviceID == id { addresses.insert(s.service.address) }
             let name = trust.entry(id)?.name.nonEmpty ?? d?.name ?? ""
+            addresses = PeerService.tidy(addresses)
             list.append(.object([
                 "id": .string(id.description), "name": .string(name),
-                "addresses": .array(addresses.sorted().map(JSONValue.string)),
+                "addresses": .array(addresses.map(JSONValue.string)),
                 "trusted": .bool(trust.isTrusted(id)), "connected": .bool(links[id] != nil),
                 "lastSeen": d?.lastSeen.map { .string($0.rfc3339) } ?? .null,
             ]))
@@ -42,6 +43,14 @@ extension PeerService {
             ]))
         }
         return .object(["peers": .array(list)])
+    }
+
+    /// Addresses as people read them: IPv4 without its IPv6-mapped form, and link-local
+    /// IPv6 only with its interface when one is known.
+    static func tidy(_ addresses: Set<String>) -> [String] {
+        var out = Set(addresses.map { $0.hasPrefix("::ffff:") && $0.contains(".") ? String($0.dropFirst(7)) : $0 })
+        for a in out where a.contains("%") { out.remove(String(a.prefix { $0 != "%" })) }
+        return out.sorted()
     }
 
     func offersJSON() -> JSONValue {
