@@ -27,10 +27,10 @@ extension PeerService {
             var addresses = d?.addresses ?? []
             for s in services.values where s.deviceID == id { addresses.insert(s.service.address) }
             let name = trust.entry(id)?.name.nonEmpty ?? d?.name ?? ""
-            addresses = PeerService.tidy(addresses)
+            let shown = PeerService.tidy(addresses)
             list.append(.object([
                 "id": .string(id.description), "name": .string(name),
-                "addresses": .array(addresses.map(JSONValue.string)),
+                "addresses": .array(shown.map(JSONValue.string)),
                 "trusted": .bool(trust.isTrusted(id)), "connected": .bool(links[id] != nil),
                 "lastSeen": d?.lastSeen.map { .string($0.rfc3339) } ?? .null,
             ]))
