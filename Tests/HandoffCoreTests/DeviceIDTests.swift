@@ -291,10 +291,10 @@ struct DeviceIDTests {
         }
     }
 
-    @Test func checkMismatchMessage() {
-        let kind = Self.parseError("MFZWI3D-BONSGYC-YLTMRWG-C43ENR5-QXGZDMM-FZWI3DP-BONSGYY-LTMRWAE")
+    @Test func checkMismatchMessage() throws {
+        let kind = try #require(Self.parseError("MFZWI3D-BONSGYC-YLTMRWG-C43ENR5-QXGZDMM-FZWI3DP-BONSGYY-LTMRWAE"))
         #expect(kind == .checkCharacterMismatch(group: 4, positions: 49...63))
-        let error = DeviceIDError(kind!)
+        let error = DeviceIDError(kind)
         #expect(error.description.contains("mistyped"))
         #expect(error.description.contains("group 4"))
         #expect(error.description.contains("49-63"))

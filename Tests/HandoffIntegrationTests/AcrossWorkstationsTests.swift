@@ -1,0 +1,240 @@
+import Foundation
+import HandoffCore
+import HandoffWire
+import Testing
+
+/// Two or three workstations in network namespaces, each with its own D-Bus, avahi-daemon
+/// and handoffd: discovery, trust, offers, continuing, failures. Root only (CI is root).
+@Suite(.serialized, .enabled(if: NetnsRun.available, "needs root and avahi-daemon for network namespaces"))
+struct AcrossWorkstationsTests {
+    /// Every value type, nested, in the typed-JSON convention.
+    static let payload = #"""
+        {"text": "Grüße \"quoted\"", "int": -9007199254740993, "double": 0.1, "whole": 2.0, "yes": true, "no": null,
+         "bytes": {"$data": "AAEC/w=="}, "when": {"$date": "2026-11-21T10:00:00.123456789Z"},
+         "link": {"$url": "https://example.org/a?b=c"}, "tags": {"$set": ["x", 1, 2.5]},
+         "list": [1, [2, {"deep": {"$date": "1999-12-31T23:59:59.999Z"}}], {"$data": ""}],
+         "$$dollar": {"inner": {"$set": []}}}
+        """#
+
+    func json(_ r: CommandResult) throws -> JSONObject {
+        guard r.status == 0 else { throw TestFailure("command failed: \(r)") }
+        guard let o = try JSONValue(parsing: r.stdout).objectValue else { throw TestFailure("not a JSON object: \(r.stdout)") }
+        return o
+    }
+
+    @Test func discoverTrustOfferAndContinue() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
+            #expect(idA != idB)
+            // Discovery both ways: each sees the other's certificate, untrusted.
+            for (host, other) in [("a", idB), ("b", idA)] {
+                try await eventually(20, "\(host) to see \(other)") {
+                    try await net.ctl(host, "peers", "--json").stdout.contains(other)
+                }
+            }
+            // A real mDNS client sees the service with only the documented TXT.
+            let browse = try await net.exec("b", ["avahi-browse", "-rtp", "_handoff._tcp"])
+            let line = try #require(browse.stdout.split(separator: "\n").first { $0.hasPrefix("=") && $0.contains("ws-a") }, "\(browse)")
+            #expect(line.contains("\"v=1\""), "\(line)")
+            #expect(line.contains("\"h="), "\(line)")
+            #expect(!line.contains(idA.prefix(7)), "no device ID in mDNS: \(line)")
+            #expect(try await net.ctl("b", "list").stdout.contains("nothing offered"))
+            // Trust exchange.
+            try await net.pair("a", "b")
+            // An attached owner on A, watching its events (it prints them as JSON lines).
+            let infoFile = net.directory + "/info.json"
+            try AcrossWorkstationsTests.payload.write(toFile: infoFile, atomically: true, encoding: .utf8)
+            let ownerLog = net.directory + "/owner.log"
+            let owner = try await net.spawn("a", log: ownerLog, [
+                try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.editor.edit-note",
+                "--title", "Every type", "--info-json", infoFile, "--required-keys", "text,when",
+                "--webpage-url", "https://example.org/notes/1", "--attach", "--json",
+            ])
+            defer { kill(owner, SIGKILL) }
+            // It shows up in B's list.
+            try await eventually(10, "the offer to reach b") {
+                try await net.ctl("b", "list").stdout.contains("org.example.editor.edit-note")
+            }
+            let offers = try json(try await net.ctl("b", "list", "--json"))
+            guard case .array(let list)? = offers["offers"], let first = list.first?.objectValue else { throw TestFailure("no offers") }
+            #expect(first["device"]?.objectValue?["id"]?.stringValue == idA)
+            #expect(first["activity"]?.objectValue?["userInfo"] == nil, "summaries carry no userInfo")
+            // Continue on B returns exactly A's payload.
+            let continued = try json(try await net.ctl("b", "continue", "--json"))
+            let expected = try TypedJSON.decode(dictionary: try JSONValue(parsing: AcrossWorkstationsTests.payload).objectValue!, path: "userInfo")
+            let got = try TypedJSON.decode(dictionary: continued["userInfo"]!.objectValue!, path: "userInfo")
+            #expect(got == expected)
+            #expect(continued["activityType"] == .string("org.example.editor.edit-note"))
+            #expect(continued["webpageURL"] == .string("https://example.org/notes/1"))
+            #expect(continued["device"]?.objectValue?["name"] == .string("ws-a"))
+            #expect(continued["stale"] == .bool(false))
+            // was-continued reaches A's owner.
+            try await eventually(10, "was-continued at the owner") {
+                ((try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? "").contains("\"was-continued\"")
+            }
+            let ownerText = try String(contentsOfFile: ownerLog, encoding: .utf8)
+            #expect(ownerText.contains(idB), "the event names the continuing device")
+            // Human output and --from/--type filters.
+            let human = try await net.ctl("b", "continue", "--from", "ws-a", "--type", "org.example.editor.edit-note")
+            #expect(human.status == 0, "\(human)")
+            #expect(human.stdout.contains("continued from ws-a"))
+            let none = try await net.ctl("b", "continue", "--type", "org.example.other")
+            #expect(none.status == 1)
+            #expect(none.stderr.contains("no connected workstation offers an activity of type org.example.other"), "\(none)")
+        }
+    }
+
+    @Test func freshPayloadFromAnAttachedOwner() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a", ["--will-save-timeout-ms", "5000"])
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let counter = net.directory + "/position"
+            try "10".write(toFile: counter, atomically: true, encoding: .utf8)
+            let owner = try await net.spawn("a", log: net.directory + "/owner.log", [
+                try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.player.watch",
+                "--info", "position:=0", "--needs-save", "--attach",
+                "--refresh-with", "echo \"{\\\"position\\\": $(cat \(counter))}\"",
+            ])
+            defer { kill(owner, SIGKILL) }
+            try await eventually(10, "the offer to reach b") {
+                try await net.ctl("b", "list").stdout.contains("org.example.player.watch")
+            }
+            try "4242".write(toFile: counter, atomically: true, encoding: .utf8)
+            let continued = try json(try await net.ctl("b", "continue", "--json"))
+            #expect(continued["userInfo"] == .object(["position": .integer(4242)]))
+            #expect(continued["stale"] == .bool(false))
+        }
+    }
+
+    @Test func untrustedWorkstationLearnsNothing() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.startDaemon("c")
+            try await net.pair("a", "b")
+            let idA = try await net.deviceID("a"), idC = try await net.deviceID("c")
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.secret.plan", "--title", "Top secret",
+                                  "--info", "code=swordfish")
+            try await eventually(10, "b to see the offer") { try await net.ctl("b", "list").stdout.contains("secret") }
+            // C trusts A, but A does not trust C: the handshake fails, nothing is offered.
+            _ = try await net.ctl("c", "trust", idA)
+            try await eventually(20, "a to see c's certificate") { try await net.ctl("a", "peers", "--json").stdout.contains(idC) }
+            let cList = try await net.ctl("c", "list")
+            #expect(cList.stdout.contains("nothing offered"), "\(cList)")
+            let cContinue = try await net.ctl("c", "continue")
+            #expect(cContinue.status == 1)
+            #expect(!cContinue.stdout.contains("swordfish") && !cContinue.stderr.contains("swordfish"))
+            let aPeers = try json(try await net.ctl("a", "peers", "--json"))
+            guard case .array(let peers)? = aPeers["peers"] else { throw TestFailure("no peers") }
+            let c = try #require(peers.compactMap(\.objectValue).first { $0["id"] == .string(idC) })
+            #expect(c["trusted"] == .bool(false) && c["connected"] == .bool(false))
+            // A stranger with a random certificate: refused in the handshake, no activity bytes.
+            let port = try net.peerPort("a")
+            let address = try await net.address("a")
+            let keyDir = net.directory + "/stranger"
+            try FileManager.default.createDirectory(atPath: keyDir, withIntermediateDirectories: true)
+            let gen = try await CommandLineTool.run("/usr/bin/openssl", [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                "-subj", "/CN=stranger", "-keyout", keyDir + "/key.pem", "-out", keyDir + "/cert.pem",
+            ], environment: net.environment)
+            #expect(gen.status == 0, "\(gen)")
+            let s = try await net.exec("c", [
+                "timeout", "10", "openssl", "s_client", "-connect", "\(address):\(port)", "-tls1_3",
+                "-cert", keyDir + "/cert.pem", "-key", keyDir + "/key.pem", "-quiet",
+            ], stdin: "hello?\n")
+            let all = s.stdout + s.stderr
+            #expect(!all.contains("swordfish") && !all.contains("secret") && !all.contains("HNDF"), "\(all)")
+            #expect(all.lowercased().contains("alert") || all.contains("error"), "the handshake must fail: \(all)")
+            // Without any certificate at all: the same.
+            let bare = try await net.exec("c", ["timeout", "10", "openssl", "s_client", "-connect", "\(address):\(port)", "-tls1_3", "-quiet"], stdin: "x\n")
+            #expect(!(bare.stdout + bare.stderr).contains("swordfish"))
+            #expect(try await net.ctl("a", "status").status == 0)
+        }
+    }
+
+    @Test func invalidationAndExpiryReachThePeer() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let watchLog = net.directory + "/watch.log"
+            let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
+            defer { kill(watcher, SIGKILL) }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.shortlived")
+            try await eventually(10, "offer at b") { try await net.ctl("b", "list").stdout.contains("shortlived") }
+            _ = try await net.ctl("a", "invalidate")
+            try await eventually(10, "the invalidated offer to leave b's list") {
+                try await net.ctl("b", "list").stdout.contains("nothing offered")
+            }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.expiring", "--expires", "2s")
+            try await eventually(10, "offer at b") { try await net.ctl("b", "list").stdout.contains("expiring") }
+            try await eventually(10, "the expired offer to leave b's list") {
+                try await net.ctl("b", "list").stdout.contains("nothing offered")
+            }
+            let expired = try await net.ctl("b", "continue", "--type", "org.example.expiring")
+            #expect(expired.status == 1)
+            let events = try String(contentsOfFile: watchLog, encoding: .utf8)
+            #expect(events.contains("\"peer-offer\""))
+            #expect(events.contains("\"activity\":null"), "a withdrawal event: \(events)")
+            #expect(events.contains("\"did-fail-to-continue\""))
+        }
+    }
+
+    @Test func survivesAvahiAndDaemonRestarts() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let idA = try await net.deviceID("a")
+            // avahi-daemon on A restarts: B sees A's service again.
+            let restart = try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "avahi-restart", net.name, "a"], environment: net.environment)
+            #expect(restart.status == 0, "\(restart)")
+            try await eventually(20, "b to browse ws-a again") {
+                try await net.exec("b", ["avahi-browse", "-rtp", "_handoff._tcp"]).stdout.contains("ws-a")
+            }
+            try await eventually(20, "a to say discovery is running again") {
+                try await net.ctl("a", "status").stdout.contains("discovery: available")
+            }
+            // handoffd on A killed and restarted: B reconnects and continues.
+            await net.kill("a", SIGKILL)
+            try await eventually(20, "b to notice a is gone") { try await !net.isConnected("b", to: idA) }
+            try await net.startDaemon("a")
+            #expect(try await net.deviceID("a") == idA, "the identity survives restarts")
+            try await eventually(30, "b to reconnect to a") { try await net.isConnected("b", to: idA) }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.after.restart", "--info", "ok:=true")
+            try await eventually(10, "offer at b") { try await net.ctl("b", "list").stdout.contains("after.restart") }
+            let continued = try json(try await net.ctl("b", "continue", "--json"))
+            #expect(continued["userInfo"] == .object(["ok": .bool(true)]))
+        }
+    }
+
+    @Test func garbageAndOversizeFramesHarmNothing() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.sturdy", "--info", "v:=1")
+            let port = try net.peerPort("a")
+            let address = try await net.address("a")
+            // Plain garbage, no TLS.
+            let junk = String(repeating: "\u{1}GARBAGE\u{0}", count: 4000)
+            _ = try await net.exec("b", ["timeout", "5", "bash", "-c", "cat > /dev/tcp/\(address)/\(port)"], stdin: junk)
+            // A trusted certificate (B's own) over TLS, then frames that break the rules.
+            let cert = net.stateDirectory("b") + "/device-cert.pem", key = net.stateDirectory("b") + "/device-key.pem"
+            for bytes in ["\\x7f\\xff\\xff\\xff", "\\x00\\x00\\x00\\x00", "\\x00\\x00\\x00\\x05\\x09garbage", "\\x00\\x00\\x00\\x03\\x01HN"] {
+                let r = try await net.exec("b", ["timeout", "10", "bash", "-c",
+                    "printf '\(bytes)' | openssl s_client -connect \(address):\(port) -tls1_3 -cert \(cert) -key \(key) -quiet -ign_eof"])
+                #expect(!r.stdout.contains("sturdy") || bytes.contains("\\x01HN"), "\(r)")
+            }
+            // A is unharmed: still serving, and B still continues.
+            #expect(try await net.ctl("a", "status").status == 0)
+            let idA = try await net.deviceID("a")
+            try await eventually(30, "b connected to a") { try await net.isConnected("b", to: idA) }
+            let continued = try json(try await net.ctl("b", "continue", "--json"))
+            #expect(continued["userInfo"] == .object(["v": .integer(1)]))
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+
+/// Workstations as network namespaces (scripts/netns): each host has its own D-Bus,
+/// avahi-daemon and handoffd; nothing reaches the machine's real interfaces. Needs root.
+final class NetnsRun: @unchecked Sendable {
+    let name: String
+    let directory: String
+    private(set) var daemons: [String: Int32] = [:]
+    private var isDown = false
+
+    static var script: String { TestEnvironment.packageRoot + "/scripts/netns" }
+
+    static var available: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/avahi-daemon")
+    }
+
+    private init(name: String) {
+        self.name = name
+        directory = "/tmp/hnt-" + name
+    }
+
+    /// Creates the hosts; `body` runs with them, and they are torn down afterwards.
+    static func with<T>(_ hosts: [String], _ body: (NetnsRun) async throws -> T) async throws -> T {
+        let run = NetnsRun(name: "t" + String(UInt32.random(in: 0...UInt32.max), radix: 36))
+        let up = try await CommandLineTool.run("/bin/bash", [script, "up", run.name] + hosts, environment: ProcessInfo.processInfo.environment)
+        guard up.status == 0 else { throw TestFailure("scripts/netns up failed: \(up)") }
+        try FileManager.default.createDirectory(atPath: run.directory, withIntermediateDirectories: true)
+        do {
+            let result = try await body(run)
+            await run.down()
+            return result
+        } catch {
+            // Leave the daemons' logs in the failure report: they are the evidence.
+            let logs = run.logs()
+            await run.down()
+            throw TestFailure("\(error)\n--- daemon logs ---\n\(logs)")
+        }
+    }
+
+    func down() async {
+        guard !isDown else { return }
+        isDown = true
+        _ = try? await CommandLineTool.run("/bin/bash", [NetnsRun.script, "down", name], environment: ProcessInfo.processInfo.environment)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func socket(_ host: String) -> String { "\(directory)/\(host)/run/handoff/handoffd.sock" }
+    func stateDirectory(_ host: String) -> String { "\(directory)/\(host)/state/handoff" }
+    func logPath(_ host: String) -> String { "\(directory)/\(host).log" }
+
+    func logs() -> String {
+        daemons.keys.sorted().map { h in
+            let text = (try? String(contentsOfFile: logPath(h), encoding: .utf8)) ?? ""
+            return "[\(h)]\n" + text.split(separator: "\n").suffix(40).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// Starts handoffd on `host` (device name "ws-HOST") and waits until it answers.
+    @discardableResult
+    func startDaemon(_ host: String, _ extra: [String] = []) async throws -> Int32 {
+        try FileManager.default.createDirectory(atPath: "\(directory)/\(host)/run", withIntermediateDirectories: true)
+        let spawn = try await CommandLineTool.run("/bin/bash", [
+            NetnsRun.script, "spawn", name, host, logPath(host), "--", "env",
+            "XDG_RUNTIME_DIR=\(directory)/\(host)/run", "XDG_STATE_HOME=\(directory)/\(host)/state",
+            "XDG_CONFIG_HOME=\(directory)/\(host)/config",
+            try TestEnvironment.binary("handoffd"), "--name", "ws-\(host)", "--log-level", "debug",
+        ] + extra, environment: environment)
+        guard spawn.status == 0, let pid = Int32(spawn.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("could not start handoffd on \(host): \(spawn)")
+        }
+        daemons[host] = pid
+        try await eventually("handoffd on \(host) to answer") {
+            try await self.ctl(host, "status").status == 0
+        }
+        return pid
+    }
+
+    func kill(_ host: String, _ signal: Int32 = SIGKILL) async {
+        guard let pid = daemons[host] else { return }
+        Glibc.kill(pid, signal)
+        _ = try? await CommandLineTool.run("/bin/bash", [NetnsRun.script, "wait", name, String(pid), "10"], environment: environment)
+    }
+
+    /// Runs handoffctl on `host` against that host's daemon.
+    func ctl(_ host: String, _ args: String..., stdin: String? = nil) async throws -> CommandResult {
+        try await ctl(host, args, stdin: stdin)
+    }
+
+    func ctl(_ host: String, _ args: [String], stdin: String? = nil) async throws -> CommandResult {
+        var env = environment
+        env["HANDOFF_SOCKET"] = socket(host)
+        return try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "exec", name, host, "--", try TestEnvironment.binary("handoffctl")] + args,
+                                             environment: env, stdin: stdin)
+    }
+
+    /// Runs any command on `host`.
+    func exec(_ host: String, _ args: [String], stdin: String? = nil) async throws -> CommandResult {
+        try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "exec", name, host, "--"] + args, environment: environment, stdin: stdin)
+    }
+
+    /// Starts a long-running command on `host`; returns its pid (kill it directly).
+    func spawn(_ host: String, log: String, _ args: [String], environment extra: [String: String] = [:]) async throws -> Int32 {
+        var env = environment
+        env["HANDOFF_SOCKET"] = socket(host)
+        for (k, v) in extra { env[k] = v }
+        let r = try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "spawn", name, host, log, "--"] + args, environment: env)
+        guard r.status == 0, let pid = Int32(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("spawn failed: \(r)")
+        }
+        return pid
+    }
+
+    func address(_ host: String) async throws -> String {
+        try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "addr", name, host], environment: environment)
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func deviceID(_ host: String) async throws -> String {
+        try await ctl(host, "id").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The peer port handoffd on `host` listens on (from its log).
+    func peerPort(_ host: String) throws -> Int {
+        let log = (try? String(contentsOfFile: logPath(host), encoding: .utf8)) ?? ""
+        guard let line = log.split(separator: "\n").last(where: { $0.contains("peer listener ready") }),
+              let part = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }), let port = Int(part.dropFirst(5))
+        else { throw TestFailure("no peer port in \(host)'s log") }
+        return port
+    }
+
+    /// Both trust each other and are connected.
+    func pair(_ x: String, _ y: String) async throws {
+        let ix = try await deviceID(x), iy = try await deviceID(y)
+        _ = try await ctl(x, "trust", iy)
+        _ = try await ctl(y, "trust", ix)
+        try await eventually(20, "\(x) and \(y) to connect") {
+            try await self.isConnected(x, to: iy)
+        }
+    }
+
+    func isConnected(_ host: String, to id: String) async throws -> Bool {
+        let peers = try await ctl(host, "peers", "--json").stdout
+        guard let data = peers.data(using: .utf8),
+              let o = try JSONSerialization.jsonObject(with: data) as? [String: Any], let list = o["peers"] as? [[String: Any]]
+        else { return false }
+        return list.contains { ($0["id"] as? String) == id && ($0["connected"] as? Bool) == true }
+    }
+}
+
+func eventually(_ timeout: Double, _ what: String, _ condition: () async throws -> Bool) async throws {
+    try await eventually(timeout: timeout, what, condition)
+}
