@@ -81,7 +81,9 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
-        .testTarget(name: "HandoffCoreTests", dependencies: ["HandoffCore", "HandoffWire"]),
+        .testTarget(
+            name: "HandoffCoreTests",
+            dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "HandoffIntegrationTests",
             dependencies: ["HandoffCore", "HandoffWire", "HandoffClient"]
