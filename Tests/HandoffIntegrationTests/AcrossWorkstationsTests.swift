@@ -237,4 +237,50 @@ struct AcrossWorkstationsTests {
             #expect(continued["userInfo"] == .object(["v": .integer(1)]))
         }
     }
+
+    @Test func startsWithoutAvahiAndAdvertisesOnceItRuns() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            // No avahi-daemon on A: the local API works, and status says why discovery does not.
+            let stop = try await net.exec("a", ["sh", "-c", "kill $(cat /run/avahi-daemon/pid)"])
+            #expect(stop.status == 0, "\(stop)")
+            try await eventually(10, "avahi-daemon on a to stop") {
+                try await net.exec("a", ["sh", "-c", "test -e /run/avahi-daemon/pid && kill -0 $(cat /run/avahi-daemon/pid)"]).status != 0
+            }
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            let status = try await net.ctl("a", "status")
+            #expect(status.stdout.contains("discovery: unavailable: avahi-daemon is not running"), "\(status)")
+            let made = try await net.ctl("a", "become-current", "--type", "org.example.offline")
+            #expect(made.status == 0, "\(made)")
+            // avahi-daemon starts: A advertises on its own, and B finds it.
+            let start = try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "avahi-restart", net.name, "a"], environment: net.environment)
+            #expect(start.status == 0, "\(start)")
+            try await eventually(20, "a's discovery to become available") {
+                try await net.ctl("a", "status").stdout.contains("discovery: available")
+            }
+            let idA = try await net.deviceID("a")
+            try await eventually(20, "b to see a") { try await net.ctl("b", "peers", "--json").stdout.contains(idA) }
+            try await net.pair("a", "b")
+            try await eventually(10, "a's offer at b") { try await net.ctl("b", "list").stdout.contains("org.example.offline") }
+        }
+    }
+
+    @Test func nameCollisionIsRenamedByAvahi() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a", ["--name", "twin"])
+            try await eventually(20, "a to advertise") { try await net.ctl("a", "status").stdout.contains("advertising \"twin\"") }
+            try await net.startDaemon("b", ["--name", "twin"])
+            // mDNS conflict resolution decides which of the two is renamed.
+            try await eventually(20, "one of them to advertise under the alternative name") {
+                let sa = try await net.ctl("a", "status").stdout, sb = try await net.ctl("b", "status").stdout
+                let plain = "advertising \"twin\"", renamed = "advertising \"twin #2\""
+                return (sa.contains(plain) && sb.contains(renamed)) || (sa.contains(renamed) && sb.contains(plain))
+            }
+            let browse = try await net.exec("a", ["avahi-browse", "-rtp", "_handoff._tcp"])
+            #expect(browse.stdout.contains(";twin;"), "\(browse)")
+            #expect(browse.stdout.contains(#";twin\032\0352;"#), "avahi-browse -p escapes \"twin #2\": \(browse)")
+            // Same name, different devices: each is still itself to the other.
+            try await net.pair("a", "b")
+        }
+    }
 }
