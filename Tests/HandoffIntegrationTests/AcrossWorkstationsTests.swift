@@ -180,6 +180,17 @@ struct AcrossWorkstationsTests {
             #expect(events.contains("\"peer-offer\""))
             #expect(events.contains("\"activity\":null"), "a withdrawal event: \(events)")
             #expect(events.contains("\"did-fail-to-continue\""))
+            // Untrusting closes the connection at once and keeps it closed.
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
+            let untrust = try await net.ctl("a", "untrust", idB)
+            #expect(untrust.status == 0, "\(untrust)")
+            try await eventually(10, "b to lose a") { try await !net.isConnected("b", to: idA) }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.after.untrust")
+            try await Task.sleep(nanoseconds: 1_500_000_000)
+            #expect(try await net.ctl("b", "list").stdout.contains("nothing offered"))
+            let again = try await net.ctl("a", "untrust", idB)
+            #expect(again.status == 1)
+            #expect(again.stderr.contains("was not trusted"))
         }
     }
 
