@@ -54,18 +54,18 @@ struct ControlRouter: Sendable {
             case .offers:
                 return .ok(await peers.offersJSON())
             case .trust:
-                var r = JSONFieldReader(try request.jsonObject())
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let id = try r.requiredString("deviceID")
                 let name = try r.string("name")
                 try r.rejectUnknownFields()
                 return .ok(try await peers.trustDevice(id, name: name))
             case .untrust:
-                var r = JSONFieldReader(try request.jsonObject())
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let id = try r.requiredString("deviceID")
                 try r.rejectUnknownFields()
                 return .ok(try await peers.untrustDevice(id))
             case .continueActivity:
-                var r = JSONFieldReader(try request.jsonObject())
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let from = try r.string("from")
                 let type = try r.string("type")
                 let id = try r.string("id")
@@ -74,6 +74,8 @@ struct ControlRouter: Sendable {
             }
         } catch let e as APIError {
             return .error(e)
+        } catch let e as ValidationError where e.field.hasPrefix("body.") {
+            return .error(.badRequest(e.description))  // a request field, not an activity's
         } catch let e as ValidationError {
             return .error(.invalid(e))
         } catch {

@@ -45,6 +45,8 @@ public struct Daemon: Sendable {
         peerSettings.listenAddress = config.peerListenAddress
         peerSettings.port = config.peerPort
         peerSettings.discovery = config.discovery
+        peerSettings.handshakeTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds * 2 / 3)
+        peerSettings.helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)
         peerSettings.maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger), registry: registry,

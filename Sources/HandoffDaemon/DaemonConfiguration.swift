@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable {
     public var peerPort = 0
     /// Advertise and browse with Avahi.
     public var discovery = true
+    /// A peer must finish the TLS handshake and the hello within this.
+    public var peerHandshakeTimeoutMilliseconds: Int64 = 15_000
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -80,6 +82,7 @@ public struct DaemonConfiguration: Sendable {
         case "peer-port":
             guard let p = Int(value), (0...65535).contains(p) else { throw FileError(description: "peer-port must be 0 to 65535, not \"\(value)\"") }
             peerPort = p
+        case "peer-handshake-timeout-ms": peerHandshakeTimeoutMilliseconds = Int64(try int(value))
         case "discovery":
             guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
             discovery = value == "yes"

@@ -51,6 +51,9 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("peer-port"), help: "The peer port; 0 picks a free one, advertised over mDNS (default: 0).")
     var peerPort: Int?
 
+    @Option(name: .customLong("peer-handshake-timeout-ms"), help: "A peer must finish TLS and the hello within this (default: 15000).")
+    var peerHandshakeTimeoutMs: Int?
+
     @Flag(name: .customLong("no-discovery"), help: "Do not advertise or browse with Avahi.")
     var noDiscovery = false
 
@@ -68,6 +71,7 @@ struct Handoffd: AsyncParsableCommand {
                 ("idle-timeout-ms", idleTimeoutMs.map(String.init)),
                 ("peer-listen", peerListen), ("peer-port", peerPort.map(String.init)),
                 ("discovery", noDiscovery ? "no" : nil),
+                ("peer-handshake-timeout-ms", peerHandshakeTimeoutMs.map(String.init)),
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
         } catch {

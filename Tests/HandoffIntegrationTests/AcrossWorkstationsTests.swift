@@ -294,4 +294,30 @@ struct AcrossWorkstationsTests {
             try await net.pair("a", "b")
         }
     }
+
+    @Test func linksOutliveThePreAuthenticationDeadlineButStrangersDoNot() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            let short = ["--peer-handshake-timeout-ms", "1500"]
+            try await net.startDaemon("a", short)
+            try await net.startDaemon("b", short)
+            let watchLog = net.directory + "/watch.log"
+            let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
+            defer { kill(watcher, SIGKILL) }
+            try await net.pair("a", "b")
+            // Well past the deadline, the authenticated link is still the same one.
+            try await Task.sleep(nanoseconds: 4_000_000_000)
+            let idA = try await net.deviceID("a")
+            #expect(try await net.isConnected("b", to: idA))
+            let events = try String(contentsOfFile: watchLog, encoding: .utf8)
+            #expect(events.components(separatedBy: "\"peer-connected\"").count - 1 == 1, "reconnected: \(events)")
+            #expect(!events.contains("\"peer-disconnected\""), "\(events)")
+            // A connection that never authenticates is closed at the deadline.
+            let address = try await net.address("a"), port = try net.peerPort("a")
+            let started = Date()
+            let idle = try await net.exec("b", ["timeout", "20", "bash", "-c", "exec 3<>/dev/tcp/\(address)/\(port); cat <&3 >/dev/null"])
+            let waited = Date().timeIntervalSince(started)
+            #expect(idle.status == 0, "the daemon, not timeout(1), must end it: \(idle)")
+            #expect(waited < 15, "closed after \(waited) s")
+        }
+    }
 }

@@ -106,12 +106,20 @@ extension PeerService {
     func continueActivity(from: String?, type: String?, id: String?) async throws(APIError) -> JSONValue {
         let now = SystemClock.now()
         var candidates: [(PeerLink, ActivitySummary)] = []
+        var expiredOnly = false
         for (deviceID, link) in links {
             guard let offer = devices[deviceID]?.offer else { continue }
             if let from, !matches(device: link, from) { continue }
             if let type, offer.activityType != type { continue }
             if let id, offer.id.rawValue != id.lowercased() { continue }
+            if let expiry = offer.expirationDate, expiry <= now {
+                expiredOnly = true
+                continue
+            }
             candidates.append((link, offer))
+        }
+        if candidates.isEmpty && expiredOnly {
+            return try await fail(type, APIError(status: 410, code: "expired", message: "the activity offered has expired"))
         }
         guard let (link, offer) = candidates.max(by: { $0.1.updatedAt < $1.1.updatedAt }) else {
             let what = [from.map { "from \($0)" }, type.map { "of type \($0)" }, id.map { "with id \($0)" }].compactMap { $0 }.joined(separator: " ")
@@ -120,16 +128,13 @@ extension PeerService {
                 : "no connected workstation offers an activity\(what.isEmpty ? "" : " " + what)"
             return try await fail(type, APIError(status: 404, code: "nothing_offered", message: message))
         }
-        if let expiry = offer.expirationDate, expiry <= now {
-            return try await fail(offer.activityType, APIError(status: 410, code: "expired", message: "\(link.deviceName)'s activity has expired"))
-        }
         await registry.broadcast(.willContinue(activityType: offer.activityType, device: link.device))
         let result = await link.fetch(offer.id, timeout: settings.fetchTimeout)
         switch result {
         case .failure(let code, let message):
             let status = code == "timeout" ? 504 : code == "peer-gone" ? 502 : code == "expired" || code == "not-offered" ? 410 : 502
             let apiCode = String(code.map { $0 == "-" ? "_" : $0 })
-            return try await fail(offer.activityType, APIError(status: status, code: apiCode, message: "\(link.deviceName): \(message)"))
+            return try await fail(offer.activityType, APIError(status: status, code: apiCode, message: message))
         case .activity(let activity, let stale):
             if let problem = check(activity, against: offer, now: now) {
                 return try await fail(offer.activityType, APIError(status: 502, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))

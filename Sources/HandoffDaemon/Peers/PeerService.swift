@@ -133,11 +133,14 @@ public actor PeerService: Service {
                     return channel.eventLoop.makeFailedFuture(PeerProtocolError(code: "busy", message: "too many peer connections"))
                 }
                 let remote = channel.remoteAddress?.ipAddress ?? "?"
-                channel.closeFuture.whenComplete { _ in counter.closed(wasAuthenticated: PeerService.isAuthenticated(channel)) }
-                // The handshake and the hello must both be done in time.
-                let timer = channel.eventLoop.scheduleTask(in: deadline) { channel.close(promise: nil) }
-                channel.closeFuture.whenComplete { _ in timer.cancel() }
+                let account = ConnectionAccount()
+                channel.closeFuture.whenComplete { _ in
+                    counter.closed(wasAuthenticated: account.isAuthenticated)
+                }
                 return channel.eventLoop.makeCompletedFuture {
+                    // The handshake and the hello must both be done in time.
+                    try channel.pipeline.syncOperations.addHandler(
+                        PreAuthenticationDeadline(deadline: deadline, account: account), name: PreAuthenticationDeadline.name)
                     let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { verdict in
                         if case .untrusted(let id) = verdict {
                             Task { await self.noteUntrusted(id, address: remote, name: nil) }
@@ -154,15 +157,6 @@ public actor PeerService: Service {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: maxFrame), maximumBufferSize: maxFrame + 4))
         try ops.addHandler(MessageToByteHandler(PeerFrameEncoder()))
-    }
-
-    // Marks which channels got past the hello, for the connection counter.
-    private static let authenticatedChannels = NIOLockedValueBox(Set<ObjectIdentifier>())
-    static func isAuthenticated(_ channel: Channel) -> Bool {
-        authenticatedChannels.withLockedValue { $0.remove(ObjectIdentifier(channel)) != nil }
-    }
-    static func markAuthenticated(_ channel: Channel) {
-        _ = authenticatedChannels.withLockedValue { $0.insert(ObjectIdentifier(channel)) }
     }
 
     // MARK: - One connection
@@ -193,10 +187,12 @@ public actor PeerService: Service {
                 guard let certificate = try await channel.channel.nioSSL_peerCertificate().get() else { return }
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
                 guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile
+                // Authenticated: the pre-authentication deadline and caps no longer apply.
                 if dialled == nil { counter.authenticated() }
-                PeerService.markAuthenticated(channel.channel)
+                try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                 let (queue, queueIn) = AsyncStream.makeStream(of: PeerMessage.self, bufferingPolicy: .bufferingOldest(256))
-                let link = PeerLink(deviceID: peerID, deviceName: hello.deviceName,
+                // The name the user gave at trust time wins over the one the peer calls itself.
+                let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
                                     channel: channel.channel, outbound: queueIn)
                 guard attach(link, service: dialled) else { return }
@@ -207,6 +203,12 @@ public actor PeerService: Service {
                     while let message = try await messages.next() {
                         try await handle(message, from: link)
                     }
+                } catch let e as PeerProtocolError {
+                    // Say why before closing, so the other side's logs make sense.
+                    try? await outbound.write(.error(code: e.code, message: e.message))
+                    link.close()
+                    try? await writing
+                    throw e
                 } catch {
                     link.close()
                     try? await writing
@@ -242,7 +244,8 @@ public actor PeerService: Service {
                     let record = try await registry.snapshotForPeer(id)
                     link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
                 } catch let e as APIError {
-                    link.send(.fetched(requestID: request, .failure(code: e.code, message: e.message)))
+                    let code = String(e.code.map { $0 == "_" ? "-" : $0 })  // the wire's codes use hyphens
+                    link.send(.fetched(requestID: request, .failure(code: code, message: e.message)))
                 } catch {
                     link.send(.fetched(requestID: request, .failure(code: "internal", message: "\(error)")))
                 }
@@ -260,8 +263,12 @@ public actor PeerService: Service {
     /// Registers a new link. With two connections to one peer, both sides keep the one
     /// dialled by the smaller device ID; returns false when `link` is the one to drop.
     private func attach(_ link: PeerLink, service: ServiceKey?) -> Bool {
+        let replacing = links[link.deviceID] != nil
         if let existing = links[link.deviceID] {
-            let keepNew = existing.dialledBy != link.dialledBy && link.dialledBy < existing.dialledBy
+            // Dialled from opposite ends at once: keep the one the smaller ID dialled. Dialled
+            // from the same end: the new one replaces the old (its peer may have restarted
+            // while our old socket still looks open).
+            let keepNew = existing.dialledBy == link.dialledBy || link.dialledBy < existing.dialledBy
             if !keepNew { return false }
             existing.close()
         }
@@ -276,8 +283,10 @@ public actor PeerService: Service {
             services[service]?.failures = 0
         }
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
-        let device = link.device
-        Task { await registry.broadcast(.peerConnected(device)) }
+        if !replacing {  // a replaced duplicate is the same peer, still connected
+            let device = link.device
+            Task { await registry.broadcast(.peerConnected(device)) }
+        }
         return true
     }
 
@@ -377,6 +386,7 @@ public actor PeerService: Service {
             let target = try SocketAddress(ipAddress: address, port: port)
             let tls = self.tls
             let maxFrame = settings.maximumFrameBytes
+            let deadline = settings.handshakeTimeout + settings.helloTimeout
             let own = identity.deviceID
             let trust = self.trust
             let channel = try await ClientBootstrap(group: group)
@@ -384,6 +394,8 @@ public actor PeerService: Service {
                 .channelOption(.socketOption(.so_keepalive), value: 1)
                 .connect(to: target) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            PreAuthenticationDeadline(deadline: deadline, account: ConnectionAccount()), name: PreAuthenticationDeadline.name)
                         let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
                         try channel.pipeline.syncOperations.addHandler(
                             try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
@@ -391,10 +403,6 @@ public actor PeerService: Service {
                         return try PeerChannel(wrappingChannelSynchronously: channel)
                     }
                 }
-            let timer = channel.channel.eventLoop.scheduleTask(in: settings.handshakeTimeout + settings.helloTimeout) {
-                channel.channel.close(promise: nil)
-            }
-            channel.channel.closeFuture.whenComplete { _ in timer.cancel() }
             connected = true
             await serve(channel, dialled: key)
         } catch {
@@ -430,12 +438,22 @@ public actor PeerService: Service {
     }
 
     func noteUntrusted(_ id: DeviceID, address: String, name: String?) {
+        // Strangers can show any number of certificates: remember only the latest few.
+        let strangers = devices.values.filter { !trust.isTrusted($0.id) && links[$0.id] == nil }
+        if devices[id] == nil, strangers.count >= PeerService.rememberedStrangers,
+           let oldest = strangers.min(by: { ($0.lastSeen ?? Timestamp(seconds: 0)) < ($1.lastSeen ?? Timestamp(seconds: 0)) }) {
+            devices[oldest.id] = nil
+        }
         var record = devices[id] ?? DeviceRecord(id: id, name: name ?? "")
         if let name, record.name.isEmpty { record.name = name }
         record.addresses.insert(address)
         record.lastSeen = SystemClock.now()
         devices[id] = record
     }
+}
+
+extension PeerService {
+    static let rememberedStrangers = 64
 }
 
 extension String {
