@@ -328,7 +328,9 @@ public actor ActivityRegistry {
 
     /// Daemon-owned activities survive restarts; session-owned ones die with their app anyway.
     private func persist() {
-        offerChanged()  // every mutation ends here, so this is where peers hear of changes
+        // Every mutation ends here, so this is where peers hear of changes: after the
+        // save, so a crash mid-write never leaves a peer with an offer that was not stored.
+        defer { offerChanged() }
         guard let store else { return }
         let saved = entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
             .sorted { $0.activity.createdAt < $1.activity.createdAt }
