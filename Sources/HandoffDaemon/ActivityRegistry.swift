@@ -380,7 +380,12 @@ public actor ActivityRegistry {
             }
             throw APIError(status: 404, code: "not-offered", message: "that activity is not offered any more")
         }
-        return try await snapshot(id.rawValue)
+        let record = try await snapshot(id.rawValue)
+        // The wait for will-save may have changed what is offered: check again.
+        guard lastOffer?.id == id, record.activity.eligibleForHandoff else {
+            throw APIError(status: 404, code: "not-offered", message: "that activity stopped being offered while it was saved")
+        }
+        return record
     }
 
     /// Another workstation continued our activity: tell the sessions (the owner above all).

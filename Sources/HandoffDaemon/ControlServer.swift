@@ -101,12 +101,11 @@ public final class ControlServer: Service, Sendable {
             return try await bootstrap.bind(fd, childChannelInitializer: initializer)
         case .path(let path):
             // ControlListener.prepare ran at start-up, before any state was touched.
-            // NIO never chmods the socket: create it 0600 through the umask.
-            let old = umask(0o077)
+            // NIO never chmods the socket, and a chmod after bind would leave a moment in
+            // which it is reachable with wider permissions: create it 0600 through the umask.
+            let old = umask(0o177)
             defer { umask(old) }
-            let channel = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
-            chmod(path, 0o600)
-            return channel
+            return try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
         }
     }
 

@@ -19,9 +19,23 @@ final class PeerLink: Sendable {
 
     private struct State {
         var nextRequest: UInt64 = 1
-        var pending: [UInt64: CheckedContinuation<PeerMessage.FetchResult, Never>] = [:]
+        var pending: [UInt64: (CheckedContinuation<PeerMessage.FetchResult, Never>, Scheduled<Void>?)] = [:]
         var closed = false
+        var fetchesInFlight = 0
     }
+
+    /// Fetches this peer may have us answer at once; more are refused with `busy`.
+    static let maximumFetchesInFlight = 4
+
+    func beginFetch() -> Bool {
+        state.withLockedValue { s in
+            guard s.fetchesInFlight < PeerLink.maximumFetchesInFlight else { return false }
+            s.fetchesInFlight += 1
+            return true
+        }
+    }
+
+    func endFetch() { state.withLockedValue { $0.fetchesInFlight -= 1 } }
 
     init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, channel: Channel,
          outbound: AsyncStream<PeerMessage>.Continuation) {
@@ -49,33 +63,40 @@ final class PeerLink: Sendable {
                 guard !s.closed else { return nil }
                 let r = s.nextRequest
                 s.nextRequest += 1
-                s.pending[r] = c
+                s.pending[r] = (c, nil)
                 return r
             }
             guard let request else {
                 c.resume(returning: .failure(code: "peer-gone", message: "the connection to \(deviceName) is closed"))
                 return
             }
-            send(.fetch(requestID: request, activityID: id))
-            channel.eventLoop.scheduleTask(in: timeout) { [self] in
+            let timer = channel.eventLoop.scheduleTask(in: timeout) { [self] in
                 resolve(request, .failure(code: "timeout", message: "\(deviceName) did not answer within \(timeout.nanoseconds / 1_000_000) ms"))
             }
+            state.withLockedValue { s in
+                if s.pending[request] != nil { s.pending[request]!.1 = timer } else { timer.cancel() }
+            }
+            send(.fetch(requestID: request, activityID: id))
         }
     }
 
     func resolve(_ request: UInt64, _ result: PeerMessage.FetchResult) {
-        let c = state.withLockedValue { $0.pending.removeValue(forKey: request) }
-        c?.resume(returning: result)
+        guard let (c, timer) = state.withLockedValue({ $0.pending.removeValue(forKey: request) }) else { return }
+        timer?.cancel()
+        c.resume(returning: result)
     }
 
     /// Ends the connection; pending fetches fail with `peer-gone`.
     func close() {
-        let pending = state.withLockedValue { s -> [CheckedContinuation<PeerMessage.FetchResult, Never>] in
+        let pending = state.withLockedValue { s -> [(CheckedContinuation<PeerMessage.FetchResult, Never>, Scheduled<Void>?)] in
             s.closed = true
             defer { s.pending.removeAll() }
             return Array(s.pending.values)
         }
-        for c in pending { c.resume(returning: .failure(code: "peer-gone", message: "the connection to \(deviceName) closed")) }
+        for (c, timer) in pending {
+            timer?.cancel()
+            c.resume(returning: .failure(code: "peer-gone", message: "the connection to \(deviceName) closed"))
+        }
         outbound.finish()
         channel.close(promise: nil)
     }

@@ -23,5 +23,8 @@ struct ServiceRecord: Sendable {
     var failures = 0
     var notBefore: Timestamp?
     var retryScheduled = false
+    /// mDNS removed it while a dial (or the connection it made) was still running: kept
+    /// until that ends, so a quick re-add finds its state instead of dialling twice.
+    var gone = false
     var instance: String { service.key.name + "." + service.key.domain }
 }

@@ -94,7 +94,8 @@ extension PeerService {
         do { id = try DeviceID(parsing: text) } catch { throw APIError(status: 400, code: "bad_device_id", message: error.description) }
         let was: Bool
         do { was = try trust.untrust(id) } catch {
-            throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
+            links[id]?.close()  // untrusted in force already; only the file failed
+            throw APIError(status: 500, code: "internal", message: "untrusted now, but the trusted devices file could not be saved (\(error)); it may be trusted again after a restart")
         }
         guard was else { throw APIError(status: 404, code: "not_trusted", message: "\(id) was not trusted") }
         links[id]?.close()

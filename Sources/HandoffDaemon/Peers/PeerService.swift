@@ -11,6 +11,12 @@ import ServiceLifecycle
 
 typealias PeerChannel = NIOAsyncChannel<PeerMessage, PeerMessage>
 
+/// A connection the listener accepted, or refused at the caps (closed at once by `serve`).
+struct AcceptedPeer: Sendable {
+    let channel: PeerChannel
+    let refused: Bool
+}
+
 /// Everything between this workstation and the user's others: the TLS listener, the
 /// mDNS advertisement and browsing, one connection per trusted peer, their offers, and
 /// continuing. mDNS is only a hint to (re)connect; changes travel over the connections.
@@ -39,7 +45,7 @@ public actor PeerService: Service {
     private let workStream: AsyncStream<Work>
 
     enum Work: Sendable {
-        case serve(PeerChannel)
+        case serve(AcceptedPeer)
         case dial(ServiceKey, address: String, port: Int)
         case retry(ServiceKey, after: Duration)
     }
@@ -92,8 +98,15 @@ public actor PeerService: Service {
                 }
                 for await item in workStream {
                     switch item {
-                    case .serve(let channel):
-                        tasks.addTask { await self.serve(channel, dialled: nil) }
+                    case .serve(let accepted):
+                        tasks.addTask {
+                            if accepted.refused {
+                                // Through executeThenClose: the wrapper's writer must be finished.
+                                try? await accepted.channel.executeThenClose { _, _ in }
+                            } else {
+                                await self.serve(accepted.channel, dialled: nil)
+                            }
+                        }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
                     case .retry(let key, let after):
@@ -116,7 +129,7 @@ public actor PeerService: Service {
         work.finish()
     }
 
-    private func bindListener() async throws -> NIOAsyncChannel<PeerChannel, Never> {
+    private func bindListener() async throws -> NIOAsyncChannel<AcceptedPeer, Never> {
         let tls = self.tls
         let own = identity.deviceID
         let trust = self.trust
@@ -127,10 +140,17 @@ public actor PeerService: Service {
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
+            .childChannelOption(PeerService.keepIdle, value: 10)
+            .childChannelOption(PeerService.keepInterval, value: 5)
+            .childChannelOption(PeerService.keepCount, value: 3)
             .bind(host: settings.listenAddress, port: settings.port) { channel in
-                // Caps first: a stranger's connection costs nothing beyond this check.
+                // Caps first: a stranger's connection costs nothing beyond this check. A
+                // failed initializer would leak the socket (NIO leaves closing it to us),
+                // so a refusal is a value that `run` closes.
                 guard counter.admit() else {
-                    return channel.eventLoop.makeFailedFuture(PeerProtocolError(code: "busy", message: "too many peer connections"))
+                    return channel.eventLoop.makeCompletedFuture {
+                        AcceptedPeer(channel: try PeerChannel(wrappingChannelSynchronously: channel), refused: true)
+                    }
                 }
                 let remote = channel.remoteAddress?.ipAddress ?? "?"
                 let account = ConnectionAccount()
@@ -140,7 +160,7 @@ public actor PeerService: Service {
                 return channel.eventLoop.makeCompletedFuture {
                     // The handshake and the hello must both be done in time.
                     try channel.pipeline.syncOperations.addHandler(
-                        PreAuthenticationDeadline(deadline: deadline, account: account), name: PreAuthenticationDeadline.name)
+                        PreAuthenticationDeadline(deadline: deadline, account: account, counter: counter), name: PreAuthenticationDeadline.name)
                     let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { verdict in
                         if case .untrusted(let id) = verdict {
                             Task { await self.noteUntrusted(id, address: remote, name: nil) }
@@ -148,7 +168,7 @@ public actor PeerService: Service {
                     }
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.serverContext, customVerificationCallback: verify))
                     try PeerService.addFraming(channel, maxFrame: maxFrame)
-                    return try PeerChannel(wrappingChannelSynchronously: channel)
+                    return AcceptedPeer(channel: try PeerChannel(wrappingChannelSynchronously: channel), refused: false)
                 }
             }
     }
@@ -188,7 +208,6 @@ public actor PeerService: Service {
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
                 guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile
                 // Authenticated: the pre-authentication deadline and caps no longer apply.
-                if dialled == nil { counter.authenticated() }
                 try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                 let (queue, queueIn) = AsyncStream.makeStream(of: PeerMessage.self, bufferingPolicy: .bufferingOldest(256))
                 // The name the user gave at trust time wins over the one the peer calls itself.
@@ -228,6 +247,8 @@ public actor PeerService: Service {
     }
 
     private func handle(_ message: PeerMessage, from link: PeerLink) async throws {
+        // A link replaced by a newer one may still deliver what it had buffered: ignore it.
+        guard links[link.deviceID] === link else { return }
         switch message {
         case .hello:
             throw PeerProtocolError(code: "unexpected-hello", message: "a second hello")
@@ -238,8 +259,13 @@ public actor PeerService: Service {
             devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
             await registry.broadcast(.peerOffer(link.device, summary))
         case .fetch(let request, let id):
+            guard link.beginFetch() else {
+                link.send(.fetched(requestID: request, .failure(code: "busy", message: "too many fetches in flight; retry later")))
+                return
+            }
             let registry = self.registry
             Task {
+                defer { link.endFetch() }
                 do {
                     let record = try await registry.snapshotForPeer(id)
                     link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
@@ -271,7 +297,10 @@ public actor PeerService: Service {
             let keepNew = existing.dialledBy == link.dialledBy || link.dialledBy < existing.dialledBy
             if !keepNew { return false }
             existing.close()
+            subscribers[link.deviceID] = nil
         }
+        // Trust may have been withdrawn while this connection was saying hello.
+        guard trust.isTrusted(link.deviceID) else { return false }
         links[link.deviceID] = link
         var record = devices[link.deviceID] ?? DeviceRecord(id: link.deviceID, name: link.deviceName)
         record.name = trust.entry(link.deviceID)?.name.nonEmpty ?? link.deviceName
@@ -337,6 +366,7 @@ public actor PeerService: Service {
             logger.info("advertised", metadata: ["name": "\(name)", "port": "\(listenPort)"])
         case .found(let service):
             var record = services[service.key] ?? ServiceRecord(service: service)
+            record.gone = false
             let changed = record.service.txt["h"] != service.txt["h"] || record.service.address != service.address
             record.service = service
             // mDNS says something changed: a trusted peer we lost is worth trying at once.
@@ -344,12 +374,12 @@ public actor PeerService: Service {
             services[service.key] = record
             considerDialling(service.key)
         case .removed(let key):
-            services[key] = nil
+            if services[key]?.dialing == true { services[key]?.gone = true } else { services[key] = nil }
         }
     }
 
     func considerDialling(_ key: ServiceKey) {
-        guard let record = services[key], !record.isSelf, !record.dialing else { return }
+        guard let record = services[key], !record.isSelf, !record.dialing, !record.gone else { return }
         if let id = record.deviceID, links[id] != nil { return }
         // One dial at a time per instance (its IPv4 and IPv6 results are the same device).
         if services.values.contains(where: { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) }) {
@@ -365,7 +395,7 @@ public actor PeerService: Service {
     }
 
     private func scheduleRetry(_ key: ServiceKey, at when: Timestamp? = nil) {
-        guard var record = services[key], !record.retryScheduled, !record.isSelf else { return }
+        guard var record = services[key], !record.retryScheduled, !record.isSelf, !record.gone else { return }
         if let id = record.deviceID, !trust.isTrusted(id) { return }  // untrusted: only mDNS or a trust change revives it
         let due = when ?? record.notBefore ?? SystemClock.now()
         let wait = max(0, SystemClock.now().nanoseconds(until: due))
@@ -392,6 +422,9 @@ public actor PeerService: Service {
             let channel = try await ClientBootstrap(group: group)
                 .connectTimeout(settings.connectTimeout)
                 .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(PeerService.keepIdle, value: 10)
+                .channelOption(PeerService.keepInterval, value: 5)
+                .channelOption(PeerService.keepCount, value: 3)
                 .connect(to: target) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
@@ -414,6 +447,11 @@ public actor PeerService: Service {
     private func dialFinished(_ key: ServiceKey, verdict: PeerTLS.Verdict?, connected: Bool) {
         guard var record = services[key] else { return }
         record.dialing = false
+        if record.gone {
+            services[key] = nil
+            for (other, s) in services where s.instance == record.instance { considerDialling(other) }
+            return
+        }
         let now = SystemClock.now()
         switch verdict {
         case .ourselves:
@@ -454,6 +492,11 @@ public actor PeerService: Service {
 
 extension PeerService {
     static let rememberedStrangers = 64
+    // A peer that vanished (power cut, network change) is noticed in about 25 s instead of
+    // Linux's default two hours, so its stale link cannot shut out its return.
+    static let keepIdle = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_KEEPIDLE))
+    static let keepInterval = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_KEEPINTVL))
+    static let keepCount = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_KEEPCNT))
 }
 
 extension String {

@@ -11,11 +11,14 @@ final class PreAuthenticationDeadline: ChannelInboundHandler, RemovableChannelHa
 
     private let deadline: TimeAmount
     private let account: ConnectionAccount
+    private let counter: PeerConnectionCounter?
     private var timer: Scheduled<Void>?
 
-    init(deadline: TimeAmount, account: ConnectionAccount) {
+    /// `counter`: the listener's, for connections that came in (dialled ones are not counted).
+    init(deadline: TimeAmount, account: ConnectionAccount, counter: PeerConnectionCounter? = nil) {
         self.deadline = deadline
         self.account = account
+        self.counter = counter
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -26,7 +29,8 @@ final class PreAuthenticationDeadline: ChannelInboundHandler, RemovableChannelHa
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        if context.channel.isActive { account.markAuthenticated() }
+        // One transition, on the event loop, before any close can be accounted.
+        if context.channel.isActive, account.markAuthenticated() { counter?.authenticated() }
     }
 }
 
@@ -34,6 +38,12 @@ final class PreAuthenticationDeadline: ChannelInboundHandler, RemovableChannelHa
 final class ConnectionAccount: Sendable {
     private let authenticated = NIOLockedValueBox(false)
 
-    func markAuthenticated() { authenticated.withLockedValue { $0 = true } }
+    /// True the first time.
+    func markAuthenticated() -> Bool {
+        authenticated.withLockedValue { was in
+            defer { was = true }
+            return !was
+        }
+    }
     var isAuthenticated: Bool { authenticated.withLockedValue { $0 } }
 }

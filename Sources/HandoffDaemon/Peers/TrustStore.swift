@@ -29,20 +29,22 @@ public final class TrustStore: Sendable {
     /// Adds or renames a trusted device.
     @discardableResult
     public func trust(_ id: DeviceID, name: String) throws -> Entry {
-        let snapshot = entries.withLockedValue { e -> [DeviceID: Entry] in
-            let existing = e[id]
-            e[id] = Entry(id: id, name: name, addedAt: existing?.addedAt ?? SystemClock.now())
-            return e
-        }
+        // Saved first: what the API reports and what is in force must agree.
+        var snapshot = entries.withLockedValue { $0 }
+        snapshot[id] = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? SystemClock.now())
         try save(snapshot)
-        return snapshot[id]!
+        let entry = snapshot[id]!
+        entries.withLockedValue { $0[id] = entry }
+        return entry
     }
 
     /// Returns whether it was trusted.
     @discardableResult
     public func untrust(_ id: DeviceID) throws -> Bool {
+        // Withdrawn in memory first, whatever happens to the file: a device the user
+        // untrusts must lose access now, even if the disk is full.
         let (was, snapshot) = entries.withLockedValue { e in (e.removeValue(forKey: id) != nil, e) }
-        try save(snapshot)
+        if was { try save(snapshot) }
         return was
     }
 

@@ -138,6 +138,13 @@ final class NetnsRun: @unchecked Sendable {
         try await eventually(20, "\(x) and \(y) to connect") {
             try await self.isConnected(x, to: iy)
         }
+        // Both may have dialled at once; give the duplicate a moment to be dropped.
+        try await Task.sleep(nanoseconds: 500_000_000)
+        try await eventually(20, "\(x) and \(y) to stay connected") {
+            let xy = try await self.isConnected(x, to: iy)
+            let yx = try await self.isConnected(y, to: ix)
+            return xy && yx
+        }
     }
 
     func isConnected(_ host: String, to id: String) async throws -> Bool {
