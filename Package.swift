@@ -77,6 +77,7 @@ let package = Package(
             name: "handoffd",
             dependencies: [
                 "HandoffDaemon",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

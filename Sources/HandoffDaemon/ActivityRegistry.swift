@@ -1,6 +1,8 @@
 import HandoffCore
 import HandoffWire
 import Logging
+import NIOCore
+import NIOPosix
 
 /// The activities of this device and who owns them: one is current at a time, sessions
 /// (apps holding an event stream) own theirs, and changes go out as events.
@@ -18,8 +20,12 @@ public actor ActivityRegistry {
     struct PendingSave {
         let saveID: String
         var waiters: [CheckedContinuation<Result<ActivityRecord, APIError>, Never>]
-        let timeout: Task<Void, Never>
+        let timeout: Scheduled<Void>
     }
+
+    // Timers run on an event loop, not Task.sleep: sleeping tasks start libdispatch's
+    // once-a-second monitor, and the daemon must not wake up at idle.
+    private let timers: EventLoop = MultiThreadedEventLoopGroup.singleton.any()
 
     public struct Settings: Sendable {
         public var device: DeviceRef
@@ -51,7 +57,7 @@ public actor ActivityRegistry {
     private var finalOrder: [ActivityID] = []
     private var currentID: ActivityID?
     private var pendingSaves: [ActivityID: PendingSave] = [:]
-    private var expiryTask: Task<Void, Never>?
+    private var expiryTask: Scheduled<Void>?
     private var expiryDue: Timestamp?
     private var offerWatchers: [Int: AsyncStream<ActivitySummary?>.Continuation] = [:]
     private var nextWatcher = 0
@@ -206,10 +212,8 @@ public actor ActivityRegistry {
             }
             let saveID = ActivityID.random().rawValue
             let timeout = settings.willSaveTimeout
-            let task = Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                await self?.saveTimedOut(id, saveID: saveID)
+            let task = timers.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
+                _ = Task { [weak self] in await self?.saveTimedOut(id, saveID: saveID) }
             }
             pendingSaves[id] = PendingSave(saveID: saveID, waiters: [c], timeout: task)
             events.send(.willSave(activityID: id, saveID: saveID), to: token)
@@ -309,10 +313,8 @@ public actor ActivityRegistry {
         expiryDue = next
         guard let next else { expiryTask = nil; return }
         let wait = max(0, SystemClock.now().nanoseconds(until: next))
-        expiryTask = Task { [weak self] in
-            try? await Task.sleep(for: .nanoseconds(wait))
-            guard !Task.isCancelled else { return }
-            await self?.expireDue()
+        expiryTask = timers.scheduleTask(in: .nanoseconds(wait)) {
+            _ = Task { [weak self] in await self?.expireDue() }
         }
     }
 

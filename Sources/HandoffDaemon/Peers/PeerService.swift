@@ -47,7 +47,7 @@ public actor PeerService: Service {
     enum Work: Sendable {
         case serve(AcceptedPeer)
         case dial(ServiceKey, address: String, port: Int)
-        case retry(ServiceKey, after: Duration)
+
     }
 
     public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, deviceName: String,
@@ -109,11 +109,6 @@ public actor PeerService: Service {
                         }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
-                    case .retry(let key, let after):
-                        tasks.addTask {
-                            try? await Task.sleep(for: after)
-                            await self.retryDue(key)
-                        }
                     }
                 }
             }
@@ -401,7 +396,10 @@ public actor PeerService: Service {
         let wait = max(0, SystemClock.now().nanoseconds(until: due))
         record.retryScheduled = true
         services[key] = record
-        work.yield(.retry(key, after: .nanoseconds(wait)))
+        // An event-loop timer, not Task.sleep (which wakes libdispatch's monitor for ever).
+        group.any().scheduleTask(in: .nanoseconds(wait)) {
+            _ = Task { await self.retryDue(key) }
+        }
     }
 
     private func retryDue(_ key: ServiceKey) {

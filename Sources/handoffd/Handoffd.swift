@@ -1,0 +1,111 @@
+import ArgumentParser
+import HandoffDaemon
+import HandoffWire
+import Logging
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// handoffd: the per-user Handoff daemon. All behaviour lives in HandoffDaemon.
+struct Handoffd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "handoffd",
+        abstract: "The per-user Handoff daemon: keeps this workstation's current activity and serves it to the user's apps and other workstations.",
+        discussion: "Settings come from \(DefaultPaths.configFile) (key = value lines, keys as the long options below) and then from these options, which win.",
+        version: APIVersion.software)
+
+    @Option(help: "This device's name, as other workstations show it (default: the host name).")
+    var name: String?
+
+    @Option(name: .customLong("state-dir"), help: "Where durable state lives (default: $XDG_STATE_HOME/handoff).")
+    var stateDir: String?
+
+    @Option(help: "The control socket's path (default: $XDG_RUNTIME_DIR/handoff/handoffd.sock).")
+    var socket: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: info).")
+    var logLevel: String?
+
+    @Option(help: "A config file to read instead of the default one.")
+    var config: String?
+
+    @Option(name: .customLong("max-activity-bytes"), help: "Cap on an encoded activity (default: 65536).")
+    var maxActivityBytes: Int?
+
+    @Option(name: .customLong("will-save-timeout-ms"), help: "How long a fresh snapshot waits for the owner's save (default: 500).")
+    var willSaveTimeoutMs: Int?
+
+    @Option(name: .customLong("max-connections"), help: "Open control connections at once (default: 64).")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("request-timeout-ms"), help: "A control request must arrive whole within this (default: 10000).")
+    var requestTimeoutMs: Int?
+
+    @Option(name: .customLong("idle-timeout-ms"), help: "Idle control connections are closed after this (default: 60000).")
+    var idleTimeoutMs: Int?
+
+    @Option(name: .customLong("peer-listen"), help: "The address peers connect to (default: :: = every address).")
+    var peerListen: String?
+
+    @Option(name: .customLong("peer-port"), help: "The peer port; 0 picks a free one, advertised over mDNS (default: 0).")
+    var peerPort: Int?
+
+    @Option(name: .customLong("peer-handshake-timeout-ms"), help: "A peer must finish TLS and the hello within this (default: 15000).")
+    var peerHandshakeTimeoutMs: Int?
+
+    @Flag(name: .customLong("no-discovery"), help: "Do not advertise or browse with Avahi.")
+    var noDiscovery = false
+
+    func run() async throws {
+        var cfg = DaemonConfiguration()
+        do {
+            let path = config ?? DefaultPaths.configFile
+            if let text = try readConfig(path, required: config != nil) { try cfg.apply(configFile: text, path: path) }
+            let flags: [(String, String?)] = [
+                ("name", name), ("state-dir", stateDir), ("socket", socket), ("log-level", logLevel),
+                ("max-activity-bytes", maxActivityBytes.map(String.init)),
+                ("will-save-timeout-ms", willSaveTimeoutMs.map(String.init)),
+                ("max-connections", maxConnections.map(String.init)),
+                ("request-timeout-ms", requestTimeoutMs.map(String.init)),
+                ("idle-timeout-ms", idleTimeoutMs.map(String.init)),
+                ("peer-listen", peerListen), ("peer-port", peerPort.map(String.init)),
+                ("discovery", noDiscovery ? "no" : nil),
+                ("peer-handshake-timeout-ms", peerHandshakeTimeoutMs.map(String.init)),
+            ]
+            for case let (key, value?) in flags { try cfg.set(key, value) }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let level = cfg.logLevel
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
+        let logger = Logger(label: "handoffd")
+        do {
+            try await Daemon(configuration: cfg, logger: logger).run()
+        } catch let e as ControlListener.AlreadyRunning {
+            logger.error("\(e.description)")
+            throw ExitCode(1)
+        } catch {
+            logger.critical("handoffd failed: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func readConfig(_ path: String, required: Bool) throws -> String? {
+        guard let f = fopen(path, "r") else {
+            if required { throw DaemonConfiguration.FileError(description: "cannot read config file \(path)") }
+            return nil
+        }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buf, 1, buf.count, f)
+            if n == 0 { break }
+            bytes += buf[0..<n]
+            if bytes.count > 1 << 20 { throw DaemonConfiguration.FileError(description: "config file \(path) is larger than 1 MiB") }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
