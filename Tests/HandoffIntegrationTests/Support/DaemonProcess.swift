@@ -44,8 +44,12 @@ final class DaemonProcess: @unchecked Sendable {
                        "--no-discovery", "--peer-listen", "127.0.0.1"] + extraArguments
         p.environment = environment
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let logFile = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        logFile.seekToEndOfFile()
+        // A handle that never closes itself: Foundation's Process closes the descriptor it
+        // was given, and a second close from the handle's deinit crashed the test run with
+        // EBADF under parallel load. The descriptor is left to the process's exit.
+        let fd = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { throw TestFailure("cannot open \(logPath)") }
+        let logFile = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
         p.standardError = logFile
         p.standardOutput = logFile
         try p.run()
