@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffWire
 
 /// `--info KEY=VALUE` (a string) or `--info KEY:=JSON` (any typed-JSON value, as in
 /// httpie): `--info page:=12`, `--info 'seen:={"$date":"2026-11-21T10:00:00Z"}'`.
@@ -26,7 +27,10 @@ enum InfoEntry {
     /// `--info-json FILE|-`: a JSON object in the typed convention.
     static func readObject(_ source: String) throws -> UserInfo {
         let bytes: [UInt8]
-        do { bytes = try FileInput.read(source) } catch {
+        do {
+            guard let read = try BoundedFile.read(source) else { throw BoundedFile.Failure(description: "cannot open \(source): no such file") }
+            bytes = read
+        } catch {
             throw CommandFailure(description: "--info-json: \(error)", status: ExitStatus.usage)
         }
         do {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HandoffWire
 
 /// Small files written so that a crash at any moment leaves either the old or the new
 /// content: write a temporary file beside it, fsync, rename over.
@@ -44,22 +45,7 @@ enum AtomicFile {
 
     /// Nil when the file does not exist.
     static func read(_ path: String, limit: Int = 16 << 20) throws -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw Failure(description: "cannot open \(path): \(errnoText())")
-        }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw Failure(description: "cannot read \(path): \(errnoText())") }
-            if n == 0 { break }
-            out += chunk[0..<n]
-            if out.count > limit { throw Failure(description: "\(path) is larger than \(limit) bytes") }
-        }
-        return out
+        try BoundedFile.read(path, limit: limit)
     }
 
     /// `mkdir -p` with `mode` for the directories it creates.

@@ -93,18 +93,9 @@ struct Handoffd: AsyncParsableCommand {
     }
 
     private func readConfig(_ path: String, required: Bool) throws -> String? {
-        guard let f = fopen(path, "r") else {
-            if required { throw DaemonConfiguration.FileError(description: "cannot read config file \(path)") }
+        guard let bytes = try BoundedFile.read(path, limit: 1 << 20) else {
+            if required { throw DaemonConfiguration.FileError(description: "cannot read config file \(path): it does not exist") }
             return nil
-        }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n == 0 { break }
-            bytes += buf[0..<n]
-            if bytes.count > 1 << 20 { throw DaemonConfiguration.FileError(description: "config file \(path) is larger than 1 MiB") }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
