@@ -12,6 +12,14 @@ typealias ClientChannel = NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequ
 /// One HTTP/1.1 connection to handoffd's Unix socket.
 enum ControlConnection {
     static func connect(_ socketPath: String) async throws -> ClientChannel {
+        try await connect(socketPath) { channel in
+            try channel.pipeline.syncOperations.addHTTPClientHandlers()
+            return try ClientChannel(wrappingChannelSynchronously: channel)
+        }
+    }
+
+    /// Connects and sets the pipeline up with `initialize` (on the channel's event loop).
+    static func connect<Output: Sendable>(_ socketPath: String, _ initialize: @escaping @Sendable (Channel) throws -> Output) async throws -> Output {
         // A missing socket is the common case (daemon not started): say so plainly.
         var st = stat()
         if lstat(socketPath, &st) != 0 {
@@ -21,10 +29,7 @@ enum ControlConnection {
         do {
             return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        return try ClientChannel(wrappingChannelSynchronously: channel)
-                    }
+                    channel.eventLoop.makeCompletedFuture { try initialize(channel) }
                 }
         } catch let e as IOError where e.errnoCode == ECONNREFUSED || e.errnoCode == ENOENT {
             throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")

@@ -39,9 +39,12 @@ public struct HandoffClient: Sendable {
 
     /// Makes a new activity current. With `session`, it belongs to that event session
     /// and dies with it; without, it belongs to the daemon.
-    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil) async throws -> ActivityRecord {
+    /// `streamFile` (absolute): a file handoffd serves as the activity's continuation
+    /// streams, for an activity without an owning app.
+    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil, streamFile: String? = nil) async throws -> ActivityRecord {
         var body = ActivityJSON.encode(draft)
         if let session { body["session"] = .string(session) }
+        if let streamFile { body["streamFile"] = .string(streamFile) }
         return try decode(try await call(.POST, ControlPaths.activities, body: .object(body)), ActivityRecord.init(json:))
     }
 

@@ -10,6 +10,8 @@ public enum HandoffClientError: Error, CustomStringConvertible, Sendable {
     case badResponse(String)
     /// The connection broke while talking.
     case connectionLost(String)
+    /// A continuation stream failed (its error frame, or the connection's end before it ended).
+    case stream(code: String, message: String)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum HandoffClientError: Error, CustomStringConvertible, Sendable {
         case .api(let e): e.message
         case .badResponse(let m): "handoffd sent a response this client cannot read: \(m)"
         case .connectionLost(let m): "the connection to handoffd broke: \(m)"
+        case .stream(_, let m): m
         }
     }
 }

@@ -10,32 +10,60 @@ struct AttachedOwner {
     let session: EventSession
     let activityID: ActivityID
     let refreshCommand: String?
+    /// `--stream-exec`: serves each requested stream; without it, requests are refused.
+    let streamCommand: String?
     let json: Bool
 
     func run() async throws {
         defer { session.close() }
         do {
-            for try await event in session.events {
+            try await withThrowingDiscardingTaskGroup { streams in
+                for try await event in session.events {
+                    if case .streamRequested(let id, let streamID, let device) = event, id == activityID {
+                        streams.addTask { await self.answer(streamID: streamID, device: device) }
+                        continue
+                    }
+                    if try await handle(event) { return }
+                }
+                throw CommandFailure(description: "handoffd closed the session (was it stopped?)")
+            }
+        } catch let e as CommandFailure {
+            throw e
+        } catch {
+            throw CommandFailure(description: "lost the connection to handoffd: \(error)")
+        }
+    }
+
+    private func answer(streamID: String, device: PeerDevice) async {
+        guard let streamCommand else {
+            if !json { Output.err("handoffctl: refused a stream from \(device.name) (no --stream-exec)") }
+            try? await client.refuseStream(streamID, reason: "the origin's owner serves no streams (no --stream-exec)")
+            return
+        }
+        if !json { Output.err("handoffctl: stream requested by \(device.name)") }
+        await StreamExec(client: client, command: streamCommand, json: json).serve(streamID: streamID, activityID: activityID, device: device)
+    }
+
+    /// True when the activity ended (the command is done).
+    private func handle(_ event: ControlEvent) async throws -> Bool {
+        do {
                 switch event {
                 case .willSave(let id, _) where id == activityID:
-                    guard let refreshCommand else { continue }
+                    guard let refreshCommand else { return false }
                     try await refresh(with: refreshCommand)
                 case .invalidated(let r, let reason) where r.activity.id == activityID:
                     note(event, "activity invalidated (\(reason))")
-                    return
+                    return true
                 case .expired(let r) where r.activity.id == activityID:
                     note(event, "activity expired")
-                    return
+                    return true
                 case .resigned(let r) where r.activity.id == activityID:
                     note(event, "activity is no longer current (still owned; Ctrl-C ends it)")
                 default:
                     if json { Output.out(event.json.serialized()) }
                 }
-            }
-        } catch {
-            throw CommandFailure(description: "lost the connection to handoffd: \(error)")
         }
-        throw CommandFailure(description: "handoffd closed the session (was it stopped?)")
+        return false
     }
 
     private func note(_ event: ControlEvent, _ text: String) {

@@ -2,6 +2,9 @@ import ArgumentParser
 import HandoffClient
 import HandoffCore
 import HandoffWire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct BecomeCurrentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,8 +45,19 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
     @Option(name: .customLong("refresh-with"), help: ArgumentHelp("With --attach: a shell command whose stdout (a JSON object) becomes userInfo on will-save.", valueName: "cmd"))
     var refreshWith: String?
 
+    @Option(name: .customLong("stream-exec"), help: ArgumentHelp("With --attach: serve continuation streams by running this shell command for each, its stdin and stdout wired to the stream.", valueName: "cmd"))
+    var streamExec: String?
+
+    @Option(name: .customLong("stream-file"), help: ArgumentHelp("Without --attach: handoffd serves this file as the activity's continuation streams, reading it when a stream opens.", valueName: "path"))
+    var streamFile: String?
+
     func validate() throws {
         if refreshWith != nil && !attach { throw ValidationError("--refresh-with needs --attach: only an attached owner can answer will-save") }
+        if streamExec != nil && !attach { throw ValidationError("--stream-exec needs --attach: the command runs here, in this handoffctl") }
+        if streamFile != nil && attach { throw ValidationError("--stream-file is for activities without --attach; an attached owner serves streams with --stream-exec") }
+        if streams && !attach && streamFile == nil {
+            throw ValidationError("--streams needs a source: --stream-file PATH, or --attach with --stream-exec CMD")
+        }
     }
 
     func run() async throws {
@@ -57,12 +71,12 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
         draft.eligibleForSearch = search
         draft.eligibleForPublicIndexing = publicIndex
         draft.eligibleForHandoff = !noHandoff
-        draft.supportsContinuationStreams = streams
+        draft.supportsContinuationStreams = streams || streamExec != nil || streamFile != nil
         draft.needsSave = needsSave
 
         let client = options.client
         guard attach else {
-            let record = try await client.becomeCurrent(draft)
+            let record = try await client.becomeCurrent(draft, streamFile: try streamFile.map(BecomeCurrentCommand.absolute))
             Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue)
             return
         }
@@ -70,6 +84,15 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
         let record = try await client.becomeCurrent(draft, session: session.token)
         Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
         try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
-                                refreshCommand: refreshWith, json: options.json).run()
+                                refreshCommand: refreshWith, streamCommand: streamExec, json: options.json).run()
+    }
+
+    /// handoffd's working directory is not ours: name the file absolutely.
+    static func absolute(_ path: String) throws -> String {
+        guard let resolved = realpath(path, nil) else {
+            throw CommandFailure(description: "--stream-file \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage)
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
+import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,9 @@ struct ContinueCommand: AsyncParsableCommand {
         abstract: "Continue here what you were doing on another workstation.",
         discussion: """
             Takes the most recent activity your trusted workstations offer (or the one named), fetches its \
-            payload fresh from the origin, checks it, and prints it. The origin hears that it was continued.
+            payload fresh from the origin, checks it, and prints it. The origin hears that it was continued. \
+            With --stream-to or --stream-from it then opens a continuation stream to the origin's app: \
+            --stream-from sends a file (or stdin) to it, --stream-to writes what it sends back.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -28,13 +31,27 @@ struct ContinueCommand: AsyncParsableCommand {
     @Flag(help: "Open the activity's webpage URL with xdg-open, if it has one.")
     var open = false
 
+    @Option(name: .customLong("stream-to"), help: ArgumentHelp("Open a continuation stream and write what the origin sends to this file (- for stdout).", valueName: "file"))
+    var streamTo: String?
+
+    @Option(name: .customLong("stream-from"), help: ArgumentHelp("Open a continuation stream and send this file (- for stdin) to the origin.", valueName: "file"))
+    var streamFrom: String?
+
+    func validate() throws {
+        if streamTo == "-" && options.json { throw ValidationError("--json and --stream-to - both want stdout; write the stream to a file") }
+        if streamTo == "-" && streamFrom == "-" { throw ValidationError("--stream-to - and --stream-from - cannot share the terminal; name a file for one") }
+    }
+
     func run() async throws {
         let continued = try await options.client.continueActivity(from: from, type: activityType, id: id)
+        // With the stream on stdout, the words for people go to stderr.
+        let toStderr = streamTo == "-"
+        let say: (String) -> Void = { line in if toStderr { Output.err(line) } else { Output.out(line) } }
         if options.json {
             Output.out(continued.json.prettySerialized())
         } else {
-            Output.out("continued from \(continued.device.name):")
-            Output.out(ActivityPrinter.details(continued.record))
+            say("continued from \(continued.device.name):")
+            say(ActivityPrinter.details(continued.record))
         }
         if open {
             guard let url = continued.record.activity.webpageURL else {
@@ -46,5 +63,121 @@ struct ContinueCommand: AsyncParsableCommand {
                 throw CommandFailure(description: "could not open \(url) with xdg-open (is it installed?)")
             }
         }
+        if streamTo != nil || streamFrom != nil {
+            try await stream(continued.record.activity)
+        }
+    }
+
+    private func stream(_ activity: Activity) async throws {
+        let source = try streamFrom.map(StreamEnds.openSource)
+        let sink = try streamTo.map(StreamEnds.openSink)
+        defer { if let source, source.fd != 0 { close(source.fd) } }
+        do {
+            let (sent, received) = try await options.client.withStream(toActivity: activity.id.rawValue) { stream in
+                let progress = StreamProgress(total: stream.info.length, enabled: sink != nil && sink?.file.fd != 2 && isatty(2) == 1 && !options.json)
+                do {
+                    return try await withThrowingTaskGroup(of: Int64.self) { group in
+                        group.addTask {
+                            var total: Int64 = 0
+                            if let source {
+                                while true {
+                                    let bytes = try await source.read()
+                                    if bytes.readableBytes == 0 { break }
+                                    try await stream.writer.write(bytes)
+                                    total += Int64(bytes.readableBytes)
+                                }
+                            }
+                            try await stream.writer.finish()
+                            return total
+                        }
+                        while let bytes = try await stream.reader.read() {
+                            if let sink { try await sink.file.write(bytes) }
+                            progress.add(bytes.readableBytes)
+                        }
+                        progress.finish()
+                        return (try await group.next() ?? 0, progress.bytes)
+                    }
+                } catch {
+                    progress.abandon()
+                    throw error
+                }
+            }
+            try sink?.commit()
+            if options.json {
+                Output.out(JSONValue.object(["sent": .integer(sent), "received": .integer(received)]).serialized())
+            } else if streamTo != "-" {
+                Output.out("stream: \(received) bytes received\(streamTo.map { " into \($0)" } ?? ""), \(sent) sent")
+            }
+        } catch {
+            sink?.discard()
+            if case HandoffClientError.stream(_, let message) = error {
+                throw CommandFailure(description: "the continuation stream failed: \(message)")
+            }
+            throw error
+        }
+    }
+}
+
+/// Where `continue` reads and writes stream bytes.
+enum StreamEnds {
+    static func openSource(_ path: String) throws -> BlockingFile {
+        if path == "-" { return BlockingFile(fd: 0, name: "stdin") }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CommandFailure(description: "--stream-from \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage) }
+        return BlockingFile(fd: fd, name: path)
+    }
+
+    /// A file is written under a temporary name beside it and renamed when the stream
+    /// ended cleanly, so a failed stream never leaves a truncated file that looks whole.
+    final class Sink: Sendable {
+        let file: BlockingFile
+        let temporary: String?
+        let path: String
+
+        init(file: BlockingFile, temporary: String?, path: String) {
+            self.file = file
+            self.temporary = temporary
+            self.path = path
+        }
+
+        func commit() throws {
+            guard let temporary else { return }
+            defer { close(file.fd) }
+            guard fsync(file.fd) == 0, rename(temporary, path) == 0 else {
+                let why = String(cString: strerror(errno))
+                unlink(temporary)
+                throw CommandFailure(description: "could not save \(path): \(why)")
+            }
+        }
+
+        func discard() {
+            guard let temporary else { return }
+            close(file.fd)
+            unlink(temporary)
+        }
+    }
+
+    static func openSink(_ path: String) throws -> Sink {
+        if path == "-" { return Sink(file: BlockingFile(fd: 1, name: "stdout"), temporary: nil, path: path) }
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            // A device or pipe (/dev/null, a FIFO): write to it directly.
+            let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CommandFailure(description: "--stream-to \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage) }
+            return Sink(file: BlockingFile(fd: fd, name: path), temporary: nil, path: path)
+        }
+        var template = Array((path + ".handoff-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw CommandFailure(description: "--stream-to \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        fchmod(fd, 0o666 & ~currentUmask())  // what a plain create would give, not mkstemp's 0600
+        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return Sink(file: BlockingFile(fd: fd, name: path), temporary: temporary, path: path)
+    }
+
+    private static func currentUmask() -> mode_t {
+        let m = umask(0o022)
+        umask(m)
+        return m
     }
 }

@@ -44,4 +44,66 @@ enum ShellCommand {
         let exited = (status & 0x7f) == 0
         return Result(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: output)
     }
+
+    /// A running `/bin/sh -c CMD` whose stdin and stdout are pipes to us (stderr is ours).
+    struct Child: Sendable {
+        let pid: pid_t
+        let stdin: CInt
+        let stdout: CInt
+
+        /// Waits for it to exit: its status as a shell reports it (128+N for signal N).
+        func wait() -> Int32 {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        }
+    }
+
+    /// Starts CMD with `environment` added to ours.
+    static func spawn(_ command: String, environment: [String: String]) throws -> Child {
+        var input: [Int32] = [0, 0]
+        var output: [Int32] = [0, 0]
+        guard pipe(&input) == 0 else { throw Failure(description: "pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&output) == 0 else {
+            close(input[0]); close(input[1])
+            throw Failure(description: "pipe: \(String(cString: strerror(errno)))")
+        }
+        // Not inherited by other children (several streams may run at once).
+        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        // The child gets SIGPIPE back (we ignore it): a normal `cat` should die on a closed pipe.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var env: [String] = []
+        var i = 0
+        while let e = environ[i] {
+            let entry = String(cString: e)
+            let key = String(entry.prefix { $0 != "=" })
+            if environment[key] == nil { env.append(entry) }
+            i += 1
+        }
+        for (k, v) in environment { env.append("\(k)=\(v)") }
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) }; for p in envp { free(p) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
+        close(input[0])
+        close(output[1])
+        guard rc == 0 else {
+            close(input[1]); close(output[0])
+            throw Failure(description: "cannot start /bin/sh: \(String(cString: strerror(rc)))")
+        }
+        return Child(pid: pid, stdin: input[1], stdout: output[0])
+    }
 }

@@ -46,6 +46,8 @@ struct WatchCommand: AsyncParsableCommand {
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(ActivityPrinter.summary(r)) from \(device.name)"
         case .didFailToContinue(let type, let code, let message):
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(type ?? "?"): \(code): \(message)"
+        case .streamRequested(let id, let streamID, let device):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(id) by \(device.name) (stream \(streamID))"
         case .other(let name, let body):
             return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
         }

@@ -15,6 +15,8 @@ public actor ActivityRegistry {
         var activity: Activity
         var state: ActivityState
         var owner: ActivityOwner
+        /// Daemon-owned activities only: the file served as their continuation streams.
+        var streamFile: String?
     }
 
     struct PendingSave {
@@ -77,9 +79,9 @@ public actor ActivityRegistry {
         let saved = store.load(logger: logger)
         lastSaved = saved
         let now = SystemClock.now()
-        for (activity, wasCurrent) in saved.activities where !activity.isExpired(at: now) {
-            entries[activity.id] = Entry(activity: activity, state: wasCurrent ? .current : .resigned, owner: .daemon)
-            if wasCurrent { currentID = activity.id }
+        for s in saved.activities where !s.activity.isExpired(at: now) {
+            entries[s.activity.id] = Entry(activity: s.activity, state: s.current ? .current : .resigned, owner: .daemon, streamFile: s.streamFile)
+            if s.current { currentID = s.activity.id }
         }
         if !entries.isEmpty {
             logger.info("restored saved activities", metadata: ["count": "\(entries.count)", "current": "\(currentID?.rawValue ?? "none")"])
@@ -106,6 +108,11 @@ public actor ActivityRegistry {
 
     public var sessionCount: Int { events.sessionCount }
 
+    /// Told when a session ends (stream requests waiting for that owner fail at once).
+    private var sessionClosed: (@Sendable (String) -> Void)?
+
+    public func onSessionClosed(_ handler: @escaping @Sendable (String) -> Void) { sessionClosed = handler }
+
     // MARK: - Sessions
 
     public func openSession() -> (token: String, events: AsyncStream<ControlEvent>) {
@@ -115,6 +122,7 @@ public actor ActivityRegistry {
     /// The app is gone: its activities go with it.
     public func closeSession(_ token: String) {
         guard events.close(token) else { return }
+        sessionClosed?(token)
         let owned = entries.filter { $0.value.owner == .session(token) && !isFinal($0.value.state) }
         for id in owned.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             finalize(id, state: .invalidated, reason: "owner-session-ended")
@@ -125,7 +133,7 @@ public actor ActivityRegistry {
 
     // MARK: - Lifecycle
 
-    public func becomeCurrent(_ draft: ActivityDraft, session: String?) throws(APIError) -> ActivityRecord {
+    public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil) throws(APIError) -> ActivityRecord {
         let owner: ActivityOwner
         if let session {
             guard events.isOpen(session) else { throw APIError.unknownSession(session) }
@@ -134,12 +142,14 @@ public actor ActivityRegistry {
             owner = .daemon
         }
         let now = SystemClock.now()
-        let activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
+        var activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
+        if streamFile != nil { activity.supportsContinuationStreams = true }
         try validate(activity)
+        try StreamSourceRules.check(activity, owner: owner, streamFile: streamFile)
         if activity.isExpired(at: now) {
             throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
-        entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner)
+        entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile)
         evictBeyondCap(owner: owner, keeping: activity.id)
         makeCurrent(activity.id)
         rescheduleExpiry()
@@ -176,6 +186,7 @@ public actor ActivityRegistry {
         let answersSave = pendingSaves[e.activity.id] != nil
         if answersSave && update.needsSave == nil { updated.needsSave = false }
         try validate(updated)
+        try StreamSourceRules.check(updated, owner: e.owner, streamFile: e.streamFile)
         entries[e.activity.id]!.activity = updated
         let r = record(entries[e.activity.id]!)
         events.broadcast(.updated(r))
@@ -262,7 +273,7 @@ public actor ActivityRegistry {
 
     private func record(_ e: Entry) -> ActivityRecord {
         ActivityRecord(activity: e.activity, state: e.state, owner: e.owner.label,
-                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity))
+                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity), streamFile: e.streamFile)
     }
 
     private func withStale(_ r: ActivityRecord, _ stale: Bool) -> ActivityRecord {
@@ -336,7 +347,7 @@ public actor ActivityRegistry {
         guard let store else { return }
         let saved = entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
             .sorted { $0.activity.createdAt < $1.activity.createdAt }
-            .map { ($0.activity, $0.state == .current) }
+            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile) }
         let snapshot = SavedActivities(activities: saved)
         guard snapshot != lastSaved else { return }
         do {
@@ -394,6 +405,33 @@ public actor ActivityRegistry {
     public func noteContinued(_ id: ActivityID, by device: PeerDevice) {
         guard entries[id] != nil else { return }
         events.broadcast(.wasContinued(activityID: id, device: device))
+    }
+
+    /// Who serves an activity's continuation streams, for a peer's stream request.
+    public func streamSource(for id: ActivityID) throws(APIError) -> StreamSource {
+        guard let e = entries[id], !isFinal(e.state) else {
+            throw APIError(status: 404, code: "not-offered", message: "that activity is not available on this device any more")
+        }
+        guard e.activity.supportsContinuationStreams else {
+            throw APIError(status: 409, code: "streams-unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")
+        }
+        switch e.owner {
+        case .session(let token):
+            guard events.isOpen(token) else { throw APIError(status: 410, code: "owner-gone", message: "the app that owns the activity is gone") }
+            return .session(token)
+        case .daemon:
+            guard let file = e.streamFile else {
+                throw APIError(status: 409, code: "streams-unsupported", message: "the activity has no app or file to serve streams")
+            }
+            return .file(file)
+        }
+    }
+
+    /// Tells an owner session that a stream is asked for; false when the session is gone.
+    public func askForStream(_ event: ControlEvent, owner token: String) -> Bool {
+        guard events.isOpen(token) else { return false }
+        events.send(event, to: token)
+        return true
     }
 
     /// Events that start outside the registry (peers, continuing) go out the same way.

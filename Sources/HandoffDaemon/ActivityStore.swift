@@ -4,14 +4,16 @@ import Logging
 
 /// What survives a restart: the daemon-owned activities, and which one was current.
 public struct SavedActivities: Sendable, Equatable {
-    public var activities: [(Activity, Bool)]
+    public var activities: [SavedActivity]
 
-    public init(activities: [(Activity, Bool)]) { self.activities = activities }
+    public init(activities: [SavedActivity]) { self.activities = activities }
+}
 
-    public static func == (a: SavedActivities, b: SavedActivities) -> Bool {
-        a.activities.count == b.activities.count
-            && zip(a.activities, b.activities).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-    }
+public struct SavedActivity: Sendable, Equatable {
+    public var activity: Activity
+    public var current: Bool
+    /// The file its continuation streams serve (`--stream-file`).
+    public var streamFile: String?
 }
 
 /// `activities.json` in the state directory, written atomically on every change.
@@ -24,9 +26,10 @@ public struct ActivityStore: Sendable {
     }
 
     func save(_ saved: SavedActivities) throws {
-        let list: [JSONValue] = saved.activities.map { a, current in
-            var o = ActivityJSON.encode(a)
-            o["current"] = .bool(current)
+        let list: [JSONValue] = saved.activities.map { s in
+            var o = ActivityJSON.encode(s.activity)
+            o["current"] = .bool(s.current)
+            if let f = s.streamFile { o["streamFile"] = .string(f) }
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "activities": .array(list)])
@@ -41,11 +44,11 @@ public struct ActivityStore: Sendable {
             guard case .array(let list)? = doc.objectValue?["activities"] else {
                 throw ValidationError(field: "activities", problem: "missing")
             }
-            var out: [(Activity, Bool)] = []
+            var out: [SavedActivity] = []
             for item in list {
                 guard let o = item.objectValue else { continue }
                 let a = try ActivityJSON.decodeActivity(o)
-                out.append((a, o["current"] == .bool(true)))
+                out.append(SavedActivity(activity: a, current: o["current"] == .bool(true), streamFile: o["streamFile"]?.stringValue))
             }
             return SavedActivities(activities: out)
         } catch {

@@ -18,6 +18,9 @@ enum ControlRoute: Sendable, Equatable {
     case untrust
     case offers
     case continueActivity
+    case openStream
+    case acceptStream(String)
+    case refuseStream(String)
 
     enum Match: Equatable {
         case route(ControlRoute)
@@ -43,6 +46,9 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "peers", "untrust"], { _ in .untrust }),
         (.GET, ["v1", "offers"], { _ in .offers }),
         (.POST, ["v1", "continue"], { _ in .continueActivity }),
+        (.POST, ["v1", "streams"], { _ in .openStream }),
+        (.POST, ["v1", "streams", ":id", "accept"], { .acceptStream($0) }),
+        (.POST, ["v1", "streams", ":id", "refuse"], { .refuseStream($0) }),
     ]
 
     static func match(method: HTTPMethod, path: String) -> Match {

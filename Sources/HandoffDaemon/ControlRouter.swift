@@ -7,6 +7,7 @@ import NIOHTTP1
 struct ControlRouter: Sendable {
     let registry: ActivityRegistry
     let peers: PeerService
+    let streams: StreamBroker
     let status: @Sendable () async -> DaemonStatus
 
     func handle(_ route: ControlRoute, _ request: ControlRequest) async -> ControlResponse {
@@ -20,13 +21,18 @@ struct ControlRouter: Sendable {
             case .becomeCurrent:
                 let body = try request.jsonObject()
                 let draft: ActivityDraft
-                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session"]) } catch { throw APIError.invalid(error) }
+                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session", "streamFile"]) } catch { throw APIError.invalid(error) }
                 var session = request.headers.first(name: ControlPaths.sessionHeader)
                 if let v = body["session"], v != .null {
                     guard let s = v.stringValue else { throw APIError.badRequest("session must be a string") }
                     session = s
                 }
-                return .created(try await registry.becomeCurrent(draft, session: session).json)
+                var streamFile: String?
+                if let v = body["streamFile"], v != .null {
+                    guard let f = v.stringValue else { throw APIError.badRequest("streamFile must be a string") }
+                    streamFile = f
+                }
+                return .created(try await registry.becomeCurrent(draft, session: session, streamFile: streamFile).json)
             case .getActivity(let id):
                 return .ok(try await registry.get(id).json)
             case .updateActivity(let id):
@@ -71,6 +77,23 @@ struct ControlRouter: Sendable {
                 let id = try r.string("id")
                 try r.rejectUnknownFields()
                 return .ok(try await peers.continueActivity(from: from, type: type, id: id))
+            case .openStream, .acceptStream:
+                // Well-formed requests with `Upgrade: handoff-stream` never get here.
+                if let upgrade = request.headers.first(name: "Upgrade"), upgrade.lowercased() == ControlPaths.streamProtocol {
+                    throw APIError.badRequest(route == .openStream
+                        ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation"
+                        : "the stream id is 32 hex digits, and \(ControlPaths.streamLengthHeader) a whole number of bytes")
+                }
+                throw APIError(status: 426, code: "upgrade_required",
+                               message: "continuation streams need an HTTP upgrade: send `Connection: Upgrade` and `Upgrade: \(ControlPaths.streamProtocol)` (Docs/LocalAPI.md)")
+            case .refuseStream(let id):
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let reason = try r.string("reason")
+                try r.rejectUnknownFields()
+                if let failure = await streams.refuse(id, reason: reason) {
+                    throw APIError(status: 404, code: failure.code, message: failure.message)
+                }
+                return .ok(.object(["streamID": .string(id), "refused": .bool(true)]))
             }
         } catch let e as APIError {
             return .error(e)

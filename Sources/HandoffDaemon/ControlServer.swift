@@ -56,10 +56,12 @@ public final class ControlServer: Service, Sendable {
         if case .path(let p) = listener { unlink(p) }  // systemd owns an inherited socket's file
     }
 
-    /// An accepted connection: served, or already being refused by a `RefusalHandler`.
+    /// An accepted connection: refused by a `RefusalHandler` (`refused` set), or on its way
+    /// to HTTP or a stream once its first request says which (`kind`).
     struct Accepted: Sendable {
-        let channel: ControlChannel
-        let refused: Bool
+        let channel: Channel
+        let refused: ControlChannel?
+        let kind: EventLoopFuture<ControlConnectionKind>?
     }
 
     private func bind() async throws -> NIOAsyncChannel<Accepted, Never> {
@@ -85,12 +87,22 @@ public final class ControlServer: Service, Sendable {
                 let ops = channel.pipeline.syncOperations
                 if let refusal {
                     try ops.addHandler(RefusalHandler(refusal))
-                } else {
-                    try ops.configureHTTPServerPipeline(withErrorHandling: true)
-                    try ops.addHandler(RequestDeadlineHandler(
-                        requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)))
+                    return Accepted(channel: channel, refused: try ControlChannel(wrappingChannelSynchronously: channel), kind: nil)
                 }
-                return Accepted(channel: try ControlChannel(wrappingChannelSynchronously: channel), refused: refusal != nil)
+                // The first request may upgrade the connection to a continuation stream;
+                // every other connection is plain HTTP from its first request on.
+                let upgrade = NIOTypedHTTPServerUpgradeConfiguration<ControlConnectionKind>(
+                    upgraders: [StreamUpgrader(maximumFrameBytes: StreamFrame.maximumFrameBytes)],
+                    notUpgradingCompletionHandler: { channel in
+                        channel.eventLoop.makeCompletedFuture { .http(try ControlChannel(wrappingChannelSynchronously: channel)) }
+                    })
+                let kind = try ops.configureUpgradableHTTPServerPipeline(configuration: .init(upgradeConfiguration: upgrade))
+                // Before the upgrade handler, so the deadlines see the first request too.
+                let upgrader = try ops.handler(type: NIOTypedHTTPServerUpgradeHandler<ControlConnectionKind>.self)
+                try ops.addHandler(RequestDeadlineHandler(
+                    requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)),
+                    name: RequestDeadlineHandler.name, position: .before(upgrader))
+                return Accepted(channel: channel, refused: nil, kind: kind)
             }.flatMapErrorThrowing { error in
                 logger.debug("could not set up a control connection", metadata: ["error": "\(error)"])
                 throw error
@@ -110,21 +122,48 @@ public final class ControlServer: Service, Sendable {
     }
 
     private func serve(_ accepted: Accepted) async {
-        let connection = accepted.channel
-        let channel = connection.channel
-        guard !accepted.refused else {
+        let channel = accepted.channel
+        guard let kind = accepted.kind else {
             // The RefusalHandler answers and closes; nothing to do but wait for it.
             try? await channel.closeFuture.get()
             return
         }
         defer { connections.remove(channel) }
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                try await self.serveRequests(inbound: inbound, outbound: outbound, channel: channel)
+            switch try await kind.get() {
+            case .http(let connection):
+                try await connection.executeThenClose { inbound, outbound in
+                    try await self.serveRequests(inbound: inbound, outbound: outbound, channel: channel)
+                }
+            case .stream(let connection, let request):
+                try await connection.executeThenClose { inbound, outbound in
+                    try await self.serveStream(request, inbound: inbound, outbound: outbound, channel: channel)
+                }
             }
         } catch {
+            channel.close(promise: nil)  // e.g. closed before its first request was whole
             logger.debug("control connection ended with an error", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// A connection upgraded to a continuation stream: the continuing app's (relayed to the
+    /// origin through PeerService) or the origin owner's (handed to the peer waiting for it).
+    private func serveStream(_ request: StreamRequest, inbound: NIOAsyncChannelInboundStream<StreamFrame>,
+                             outbound: NIOAsyncChannelOutboundWriter<StreamFrame>, channel: Channel) async throws {
+        let finished = channel.eventLoop.makePromise(of: Void.self)
+        switch request {
+        case .open(let activityID):
+            let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
+            await router.peers.continueStream(activityID, app: end)
+            finished.succeed()
+        case .accept(let streamID, let length):
+            let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: length, finished: finished)
+            if let failure = await router.streams.accept(streamID, end) {
+                try await outbound.write(failure.frame)
+                finished.succeed()
+            }
+        }
+        try await finished.futureResult.get()
     }
 
     private func serveRequests(inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>,

@@ -48,11 +48,14 @@ public struct Daemon: Sendable {
         peerSettings.handshakeTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds * 2 / 3)
         peerSettings.helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)
         peerSettings.maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
+        peerSettings.maximumStreamsPerPeer = config.maximumStreamsPerPeer
+        let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds))
+        await registry.onSessionClosed { token in Task { await streams.sessionClosed(token) } }
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger), registry: registry,
-            deviceName: config.deviceName, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
+            streams: streams, deviceName: config.deviceName, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
             settings: peerSettings, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let router = ControlRouter(registry: registry, peers: peers, status: {
+        let router = ControlRouter(registry: registry, peers: peers, streams: streams, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
                 version: APIVersion.software, apiVersion: APIVersion.current, deviceName: device.name, deviceID: device.id,

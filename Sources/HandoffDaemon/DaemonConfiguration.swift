@@ -24,6 +24,10 @@ public struct DaemonConfiguration: Sendable {
     public var discovery = true
     /// A peer must finish the TLS handshake and the hello within this.
     public var peerHandshakeTimeoutMilliseconds: Int64 = 15_000
+    /// An app asked for a continuation stream must take it (or refuse it) within this.
+    public var streamAcceptTimeoutMilliseconds: Int64 = 10_000
+    /// Continuation streams one peer may have open with this device at once, each way.
+    public var maximumStreamsPerPeer = 8
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -83,6 +87,8 @@ public struct DaemonConfiguration: Sendable {
             guard let p = Int(value), (0...65535).contains(p) else { throw FileError(description: "peer-port must be 0 to 65535, not \"\(value)\"") }
             peerPort = p
         case "peer-handshake-timeout-ms": peerHandshakeTimeoutMilliseconds = Int64(try int(value))
+        case "stream-accept-timeout-ms": streamAcceptTimeoutMilliseconds = Int64(try int(value))
+        case "max-streams-per-peer": maximumStreamsPerPeer = try int(value)
         case "discovery":
             guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
             discovery = value == "yes"

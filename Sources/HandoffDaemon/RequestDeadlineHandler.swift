@@ -13,6 +13,8 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
+    static let name = "request-deadline"
+
     private let requestTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private var deadline: Scheduled<Void>?

@@ -29,13 +29,16 @@ public struct ActivityRecord: Sendable, Equatable {
     /// Set on snapshots: true when the owner did not answer will-save in time and the
     /// last saved payload was served instead.
     public var stale: Bool?
+    /// The file the daemon serves as this activity's continuation streams (this device only).
+    public var streamFile: String?
 
-    public init(activity: Activity, state: ActivityState, owner: String, payloadSize: Int, stale: Bool? = nil) {
+    public init(activity: Activity, state: ActivityState, owner: String, payloadSize: Int, stale: Bool? = nil, streamFile: String? = nil) {
         self.activity = activity
         self.state = state
         self.owner = owner
         self.payloadSize = payloadSize
         self.stale = stale
+        self.streamFile = streamFile
     }
 
     public var json: JSONValue {
@@ -44,6 +47,7 @@ public struct ActivityRecord: Sendable, Equatable {
         o["owner"] = .string(owner)
         o["payloadSize"] = .integer(Int64(payloadSize))
         if let stale { o["stale"] = .bool(stale) }
+        if let streamFile { o["streamFile"] = .string(streamFile) }
         return .object(o)
     }
 
@@ -54,5 +58,6 @@ public struct ActivityRecord: Sendable, Equatable {
         owner = o["owner"]?.stringValue ?? "daemon"
         if case .integer(let n)? = o["payloadSize"] { payloadSize = Int(n) } else { payloadSize = 0 }
         if case .bool(let b)? = o["stale"] { stale = b }
+        streamFile = o["streamFile"]?.stringValue
     }
 }

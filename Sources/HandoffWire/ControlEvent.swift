@@ -25,6 +25,9 @@ public enum ControlEvent: Sendable, Equatable {
     case continued(ActivityRecord, device: PeerDevice)
     /// Continuing failed, and why.
     case didFailToContinue(activityType: String?, code: String, message: String)
+    /// To the owner only: another workstation asks for a continuation stream. Take it
+    /// with `POST /v1/streams/{streamID}/accept` (HTTP upgrade) or refuse it.
+    case streamRequested(activityID: ActivityID, streamID: String, device: PeerDevice)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -44,6 +47,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .willContinue: "will-continue"
         case .continued: "continued"
         case .didFailToContinue: "did-fail-to-continue"
+        case .streamRequested: "stream-requested"
         case .other(let n, _): n
         }
     }
@@ -80,6 +84,10 @@ public enum ControlEvent: Sendable, Equatable {
         case .didFailToContinue(let type, let code, let message):
             o["activityType"] = type.map(JSONValue.string) ?? .null
             o["error"] = .object(["code": .string(code), "message": .string(message)])
+        case .streamRequested(let id, let streamID, let device):
+            o["activityID"] = .string(id.rawValue)
+            o["streamID"] = .string(streamID)
+            o["device"] = device.json
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -124,6 +132,11 @@ public enum ControlEvent: Sendable, Equatable {
             let e = o["error"]?.objectValue
             self = .didFailToContinue(activityType: o["activityType"]?.stringValue, code: e?["code"]?.stringValue ?? "",
                                       message: e?["message"]?.stringValue ?? "")
+        case "stream-requested":
+            guard let id = o["activityID"]?.stringValue.flatMap(ActivityID.init), let s = o["streamID"]?.stringValue else {
+                throw ValidationError(field: "streamID", problem: "missing")
+            }
+            self = .streamRequested(activityID: id, streamID: s, device: PeerDevice(json: o["device"]))
         default:
             self = .other(name: name, body: o)
         }

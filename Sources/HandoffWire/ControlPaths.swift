@@ -14,6 +14,16 @@ public enum ControlPaths {
     public static let untrust = "/v1/peers/untrust"
     public static let offers = "/v1/offers"
     public static let continueActivity = "/v1/continue"
+    /// Continuation streams: open one to a continued activity (HTTP upgrade)...
+    public static func openStream(activity: String) -> String { "/v1/streams?activity=\(activity)" }
+    /// ...and, at the origin, take (upgrade) or refuse one the owner was asked for.
+    public static func acceptStream(_ streamID: String) -> String { "/v1/streams/\(streamID)/accept" }
+    public static func refuseStream(_ streamID: String) -> String { "/v1/streams/\(streamID)/refuse" }
+    /// The `Upgrade` token of continuation streams.
+    public static let streamProtocol = "handoff-stream"
+    /// Sent by an owner accepting a stream (and passed on to the continuing app in the
+    /// open frame): how many bytes it will send, when known.
+    public static let streamLengthHeader = "Handoff-Stream-Length"
     /// Header naming the session a become-current belongs to (alternative: body field `session`).
     public static let sessionHeader = "Handoff-Session"
 }

@@ -17,6 +17,14 @@ public struct PeerFrameDecoder: ByteToMessageDecoder {
         }
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)
+        // Stream frames (continuation stream connections) skip the property-list path:
+        // their data is passed on as a slice of what was read, not copied.
+        if let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self), StreamFrame.isStreamType(type), type != StreamFrame.openType {
+            buffer.moveReaderIndex(forwardBy: 1)
+            let body = buffer.readSlice(length: Int(length) - 1)!
+            context.fireChannelRead(wrapInboundOut(.stream(try StreamFrame.decode(type: type, body: body))))
+            return .continue
+        }
         let bytes = buffer.readBytes(length: Int(length))!
         context.fireChannelRead(wrapInboundOut(try PeerMessageCoding.decode(bytes)))
         return .continue
@@ -28,14 +36,29 @@ public struct PeerFrameDecoder: ByteToMessageDecoder {
     }
 }
 
-public struct PeerFrameEncoder: MessageToByteEncoder {
+/// Writes peer frames. A stream's data payload goes out as its own buffer, not copied.
+public final class PeerFrameEncoder: ChannelOutboundHandler, RemovableChannelHandler {
     public typealias OutboundIn = PeerMessage
+    public typealias OutboundOut = ByteBuffer
 
     public init() {}
 
-    public func encode(data: PeerMessage, out: inout ByteBuffer) throws {
-        let bytes = PeerMessageCoding.encode(data)
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let message = unwrapOutboundIn(data)
+        if case .stream(let frame) = message {
+            var header = context.channel.allocator.buffer(capacity: 16)
+            if let payload = frame.encode(header: &header) {
+                context.write(wrapOutboundOut(header), promise: nil)
+                context.write(wrapOutboundOut(payload), promise: promise)
+            } else {
+                context.write(wrapOutboundOut(header), promise: promise)
+            }
+            return
+        }
+        let bytes = PeerMessageCoding.encode(message)
+        var out = context.channel.allocator.buffer(capacity: 4 + bytes.count)
         out.writeInteger(UInt32(bytes.count))
         out.writeBytes(bytes)
+        context.write(wrapOutboundOut(out), promise: promise)
     }
 }

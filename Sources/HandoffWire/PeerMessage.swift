@@ -16,6 +16,13 @@ public enum PeerMessage: Sendable, Equatable {
     case continued(activityID: ActivityID)
     /// The sender is closing the connection because of this.
     case error(code: String, message: String)
+    /// First message on a stream connection: open a continuation stream to this activity.
+    case streamOpen(activityID: ActivityID)
+    /// The origin's owner took the stream; `length` is the size it announced, if any.
+    /// Stream frames follow in both directions.
+    case streamAccepted(length: Int64?)
+    /// A continuation stream's frame (data, end, error), on a stream connection only.
+    case stream(StreamFrame)
 
     public enum FetchResult: Sendable, Equatable {
         case activity(Activity, stale: Bool)
@@ -31,6 +38,9 @@ public enum PeerMessage: Sendable, Equatable {
         case .fetched: 0x05
         case .continued: 0x06
         case .error: 0x07
+        case .streamOpen: 0x08
+        case .streamAccepted: 0x09
+        case .stream(let f): f.typeCode
         }
     }
 }
@@ -46,11 +56,24 @@ public struct PeerHello: Sendable, Equatable {
     public var version: UInt16
     public var minimumVersion: UInt16
     public var deviceName: String
+    /// What the connection is for: the one long-lived link, or one continuation stream.
+    public var purpose: Purpose
+    /// The port the sender's peer listener accepts on, so the other side can open stream
+    /// connections back to it whichever side dialled the link.
+    public var listenPort: UInt16?
 
-    public init(version: UInt16 = PeerHello.currentVersion, minimumVersion: UInt16 = PeerHello.minimumVersion, deviceName: String) {
+    public enum Purpose: String, Sendable {
+        case link
+        case stream
+    }
+
+    public init(version: UInt16 = PeerHello.currentVersion, minimumVersion: UInt16 = PeerHello.minimumVersion, deviceName: String,
+                purpose: Purpose = .link, listenPort: UInt16? = nil) {
         self.version = version
         self.minimumVersion = minimumVersion
         self.deviceName = deviceName
+        self.purpose = purpose
+        self.listenPort = listenPort
     }
 
     public enum Compatibility: Equatable {

@@ -1,4 +1,5 @@
 import HandoffCore
+import NIOCore
 
 /// Why a peer's bytes were refused; the connection is closed after it.
 public struct PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -24,7 +25,10 @@ public enum PeerMessageCoding {
         case .hello(let h):
             out += PeerHello.magic
             out += [UInt8(h.version >> 8), UInt8(h.version & 0xFF), UInt8(h.minimumVersion >> 8), UInt8(h.minimumVersion & 0xFF)]
-            out += PropertyBinaryEncoding.encode(.dictionary(["deviceName": .string(h.deviceName)]))
+            var d: [String: PropertyValue] = ["deviceName": .string(h.deviceName)]
+            if h.purpose != .link { d["purpose"] = .string(h.purpose.rawValue) }
+            if let port = h.listenPort { d["listenPort"] = .integer(Int64(port)) }
+            out += PropertyBinaryEncoding.encode(.dictionary(d))
         case .subscribe:
             out += PropertyBinaryEncoding.encode(.dictionary([:]))
         case .offer(let s):
@@ -43,6 +47,14 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(["activityID": .string(id.rawValue)]))
         case .error(let code, let message):
             out += PropertyBinaryEncoding.encode(.dictionary(["code": .string(code), "message": .string(message)]))
+        case .streamOpen(let id):
+            out += PropertyBinaryEncoding.encode(.dictionary(["activityID": .string(id.rawValue)]))
+        case .streamAccepted(let length):
+            out += PropertyBinaryEncoding.encode(.dictionary(length.map { ["length": .integer($0)] } ?? [:]))
+        case .stream(let frame):
+            var buffer = ByteBuffer()
+            if let payload = frame.encode(header: &buffer) { buffer.writeImmutableBuffer(payload) }
+            return Array(buffer.readableBytesView.dropFirst(4))
         }
         return out
     }
@@ -59,7 +71,24 @@ public enum PeerMessageCoding {
             body.removeFirst(8)
             let d = try dictionary(body)
             guard case .string(let name)? = d["deviceName"] else { throw .malformed("hello without deviceName") }
-            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name))
+            var purpose = PeerHello.Purpose.link
+            if let p = d["purpose"] {
+                guard case .string(let text) = p, let known = PeerHello.Purpose(rawValue: text) else {
+                    throw .malformed("hello with an unknown purpose")
+                }
+                purpose = known
+            }
+            var port: UInt16?
+            if let p = d["listenPort"] {
+                guard case .integer(let n) = p, let valid = UInt16(exactly: n), valid > 0 else { throw .malformed("hello with a bad listenPort") }
+                port = valid
+            }
+            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name, purpose: purpose, listenPort: port))
+        }
+        if StreamFrame.isStreamType(type), type != StreamFrame.openType {
+            var buffer = ByteBuffer()
+            buffer.writeBytes(body)
+            return .stream(try StreamFrame.decode(type: type, body: buffer))
         }
         let d = try dictionary(body)
         func string(_ k: String) throws(PeerProtocolError) -> String {
@@ -95,6 +124,12 @@ public enum PeerMessageCoding {
             return .continued(activityID: try activityID("activityID"))
         case 0x07:
             return .error(code: try string("code"), message: try string("message"))
+        case 0x08:
+            return .streamOpen(activityID: try activityID("activityID"))
+        case 0x09:
+            guard let l = d["length"] else { return .streamAccepted(length: nil) }
+            guard case .integer(let n) = l, n >= 0 else { throw .malformed("streamAccepted with a bad length") }
+            return .streamAccepted(length: n)
         default:
             throw .malformed("unknown message type 0x\(String(type, radix: 16))")
         }

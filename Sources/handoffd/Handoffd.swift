@@ -55,6 +55,12 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("peer-handshake-timeout-ms"), help: "A peer must finish TLS and the hello within this (default: 15000).")
     var peerHandshakeTimeoutMs: Int?
 
+    @Option(name: .customLong("stream-accept-timeout-ms"), help: "An app asked for a continuation stream must take it within this (default: 10000).")
+    var streamAcceptTimeoutMs: Int?
+
+    @Option(name: .customLong("max-streams-per-peer"), help: "Continuation streams open with one peer at once, each way (default: 8).")
+    var maxStreamsPerPeer: Int?
+
     @Flag(name: .customLong("no-discovery"), help: "Do not advertise or browse with Avahi.")
     var noDiscovery = false
 
@@ -73,6 +79,8 @@ struct Handoffd: AsyncParsableCommand {
                 ("peer-listen", peerListen), ("peer-port", peerPort.map(String.init)),
                 ("discovery", noDiscovery ? "no" : nil),
                 ("peer-handshake-timeout-ms", peerHandshakeTimeoutMs.map(String.init)),
+                ("stream-accept-timeout-ms", streamAcceptTimeoutMs.map(String.init)),
+                ("max-streams-per-peer", maxStreamsPerPeer.map(String.init)),
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
         } catch {

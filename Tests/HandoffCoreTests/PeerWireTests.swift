@@ -758,7 +758,7 @@ struct PeerWireFramingTests {
         let channel = EmbeddedChannel()
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: maximumFrameBytes), maximumBufferSize: maximumBufferSize))
-        try ops.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        try ops.addHandler(PeerFrameEncoder())
         return channel
     }
 
@@ -950,7 +950,7 @@ struct PeerWireSpecVectorTests {
         #expect(try PeerMessageCoding.decode(Array(bytes.dropFirst(4))) == m, sourceLocation: sourceLocation)
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: 1 << 20)))
-        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        try channel.pipeline.syncOperations.addHandler(PeerFrameEncoder())
         try channel.writeOutbound(m)
         let out = try #require(try channel.readOutbound(as: ByteBuffer.self), sourceLocation: sourceLocation)
         #expect(Array(out.readableBytesView) == bytes, sourceLocation: sourceLocation)

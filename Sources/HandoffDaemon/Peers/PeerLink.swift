@@ -13,6 +13,8 @@ final class PeerLink: Sendable {
     /// dialled by the smaller device ID.
     let dialledBy: DeviceID
     let remoteAddress: String
+    /// Where the peer accepts connections (from its hello): stream connections go there.
+    let peerListenPort: UInt16?
     let channel: Channel
     private let outbound: AsyncStream<PeerMessage>.Continuation
     private let state = NIOLockedValueBox(State())
@@ -37,8 +39,9 @@ final class PeerLink: Sendable {
 
     func endFetch() { state.withLockedValue { $0.fetchesInFlight -= 1 } }
 
-    init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, channel: Channel,
+    init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, peerListenPort: UInt16?, channel: Channel,
          outbound: AsyncStream<PeerMessage>.Continuation) {
+        self.peerListenPort = peerListenPort
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.dialledBy = dialledBy

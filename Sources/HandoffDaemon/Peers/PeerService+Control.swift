@@ -141,6 +141,7 @@ extension PeerService {
                 return try await fail(offer.activityType, APIError(status: 502, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))
             }
             link.send(.continued(activityID: activity.id))
+            rememberContinued(activity.id, from: link.deviceID)
             let record = ActivityRecord(activity: activity, state: .current, owner: "peer",
                                         payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
             await registry.broadcast(.continued(record, device: link.device))

@@ -24,6 +24,7 @@ public actor PeerService: Service {
     let identity: DeviceIdentity
     let trust: TrustStore
     let registry: ActivityRegistry
+    let streams: StreamBroker
     let settings: PeerServiceSettings
     let deviceName: String
     let limits: ActivityLimits
@@ -41,6 +42,11 @@ public actor PeerService: Service {
     var listenPort = 0
     var discovery: DiscoveryStatus = .unavailable("peer discovery is starting")
     var advertisedName: String?
+    /// Which device each recently continued activity came from, for stream requests.
+    var continuedFrom: [ActivityID: DeviceID] = [:]
+    var continuedOrder: [ActivityID] = []
+    /// Open continuation streams per peer: (incoming, outgoing).
+    var streamCounts: [DeviceID: (incoming: Int, outgoing: Int)] = [:]
     private let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
 
@@ -50,11 +56,12 @@ public actor PeerService: Service {
 
     }
 
-    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, deviceName: String,
+    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, streams: StreamBroker, deviceName: String,
                 limits: ActivityLimits, settings: PeerServiceSettings, group: EventLoopGroup, logger: Logger) throws {
         self.identity = identity
         self.trust = trust
         self.registry = registry
+        self.streams = streams
         self.deviceName = deviceName
         self.limits = limits
         self.settings = settings
@@ -118,7 +125,8 @@ public actor PeerService: Service {
 
     private func enqueue(_ item: Work) { work.yield(item) }
 
-    private func stop() {
+    private func stop() async {
+        await streams.shutdown()
         avahi?.stop()
         for link in links.values { link.close() }
         work.finish()
@@ -171,18 +179,19 @@ public actor PeerService: Service {
     static func addFraming(_ channel: Channel, maxFrame: Int) throws {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: maxFrame), maximumBufferSize: maxFrame + 4))
-        try ops.addHandler(MessageToByteHandler(PeerFrameEncoder()))
+        try ops.addHandler(PeerFrameEncoder())
     }
 
     // MARK: - One connection
 
     /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
     /// nil for one that came in.
-    private func serve(_ channel: PeerChannel, dialled: ServiceKey?) async {
+    nonisolated private func serve(_ channel: PeerChannel, dialled: ServiceKey?) async {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
+        let ourPort = await listenPort
         do {
             try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(.hello(PeerHello(deviceName: deviceName)))
+                try await outbound.write(.hello(PeerHello(deviceName: deviceName, listenPort: UInt16(exactly: ourPort))))
                 var messages = inbound.makeAsyncIterator()
                 guard let first = try await messages.next() else { return }
                 guard case .hello(let hello) = first else {
@@ -204,18 +213,22 @@ public actor PeerService: Service {
                 guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile
                 // Authenticated: the pre-authentication deadline and caps no longer apply.
                 try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+                if hello.purpose == .stream {
+                    await serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
+                    return
+                }
                 let (queue, queueIn) = AsyncStream.makeStream(of: PeerMessage.self, bufferingPolicy: .bufferingOldest(256))
                 // The name the user gave at trust time wins over the one the peer calls itself.
                 let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
-                                    channel: channel.channel, outbound: queueIn)
-                guard attach(link, service: dialled) else { return }
+                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn)
+                guard await attach(link, service: dialled) else { return }
                 link.send(.subscribe)
                 // One writer drains the link's queue; this task reads.
                 async let writing: Void = PeerService.drain(queue, into: outbound)
                 do {
                     while let message = try await messages.next() {
-                        try await handle(message, from: link)
+                        try await self.handle(message, from: link)
                     }
                 } catch let e as PeerProtocolError {
                     // Say why before closing, so the other side's logs make sense.
@@ -234,7 +247,7 @@ public actor PeerService: Service {
         } catch {
             logger.debug("peer connection ended", metadata: ["remote": "\(remote)", "error": "\(error)"])
         }
-        detachAll(channel.channel)
+        await detachAll(channel.channel)
     }
 
     private static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>) async throws {
@@ -275,6 +288,8 @@ public actor PeerService: Service {
             link.resolve(request, result)
         case .continued(let id):
             await registry.noteContinued(id, by: link.device)
+        case .streamOpen, .streamAccepted, .stream:
+            throw PeerProtocolError(code: "unexpected-message", message: "stream messages belong on a stream connection, not the link")
         case .error(let code, let message):
             logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
             link.close()

@@ -22,6 +22,9 @@ public struct PeerServiceSettings: Sendable {
     /// Backoff for a trusted device that could not be reached: doubles up to the maximum.
     public var minimumBackoff: TimeAmount = .milliseconds(500)
     public var maximumBackoff: TimeAmount = .seconds(60)
+    /// Continuation streams with one peer at once, each way (they count against the
+    /// connection caps too).
+    public var maximumStreamsPerPeer = 8
 
     public init() {}
 }

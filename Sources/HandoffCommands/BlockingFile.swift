@@ -1,0 +1,59 @@
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads and writes plain file descriptors (files, pipes, a terminal) off the async
+/// threads: each call runs on a small pool of its own, so a child process that is slow to
+/// read its stdin never stalls the stream's other direction.
+struct BlockingFile: Sendable {
+    let fd: CInt
+    let name: String
+
+    static let pool: NIOThreadPool = {
+        let p = NIOThreadPool(numberOfThreads: 8)
+        p.start()
+        return p
+    }()
+
+    static let chunkBytes = 256 * 1024
+
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    /// Up to `chunkBytes`; an empty buffer at end of file.
+    func read() async throws -> ByteBuffer {
+        let fd = self.fd
+        let name = self.name
+        return try await BlockingFile.pool.runIfActive {
+            var buffer = ByteBufferAllocator().buffer(capacity: BlockingFile.chunkBytes)
+            _ = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: BlockingFile.chunkBytes) { raw -> Int in
+                while true {
+                    let n = Glibc.read(fd, raw.baseAddress, BlockingFile.chunkBytes)
+                    if n >= 0 { return n }
+                    if errno != EINTR { throw Failure(description: "reading \(name): \(String(cString: strerror(errno)))") }
+                }
+            }
+            return buffer
+        }
+    }
+
+    /// Writes all of `bytes`.
+    func write(_ bytes: ByteBuffer) async throws {
+        let fd = self.fd
+        let name = self.name
+        try await BlockingFile.pool.runIfActive {
+            try bytes.withUnsafeReadableBytes { raw in
+                var off = 0
+                while off < raw.count {
+                    let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw Failure(description: "writing \(name): \(String(cString: strerror(errno)))")
+                    }
+                    off += n
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import HandoffCore
+import HandoffWire
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// Continuation streams between daemons. Each stream is its own TLS connection to the
+/// origin's peer port (same pinning, same caps), so bulk data never delays the link's
+/// offers and fetches: hello with purpose `stream`, `streamOpen`, then `streamAccepted`
+/// or an error, then stream frames both ways (Docs/PeerProtocol.md).
+extension PeerService {
+    /// How long the origin may take to say whether its owner took the stream, beyond the
+    /// owner's own deadline there.
+    static let streamAnswerMargin: TimeAmount = .seconds(5)
+    /// A stream connection must say which activity it wants within this.
+    static let streamOpenTimeout: TimeAmount = .seconds(10)
+    static let rememberedContinuations = 64
+
+    // MARK: - Bookkeeping (on the actor)
+
+    func rememberContinued(_ id: ActivityID, from device: DeviceID) {
+        if continuedFrom.updateValue(device, forKey: id) == nil { continuedOrder.append(id) }
+        if continuedOrder.count > PeerService.rememberedContinuations { continuedFrom[continuedOrder.removeFirst()] = nil }
+    }
+
+    /// The connected link to the workstation an activity was continued from (or that offers it).
+    func originLink(for id: ActivityID) -> PeerLink? {
+        if let device = continuedFrom[id], let link = links[device] { return link }
+        return links.first { devices[$0.key]?.offer?.id == id }?.value
+    }
+
+    func beginStream(_ peer: DeviceID, outgoing: Bool) -> Bool {
+        var c = streamCounts[peer] ?? (0, 0)
+        let open = outgoing ? c.outgoing : c.incoming
+        guard open < settings.maximumStreamsPerPeer else { return false }
+        if outgoing { c.outgoing += 1 } else { c.incoming += 1 }
+        streamCounts[peer] = c
+        return true
+    }
+
+    func endStream(_ peer: DeviceID, outgoing: Bool) {
+        guard var c = streamCounts[peer] else { return }
+        if outgoing { c.outgoing -= 1 } else { c.incoming -= 1 }
+        streamCounts[peer] = c.incoming == 0 && c.outgoing == 0 ? nil : c
+    }
+
+    // MARK: - Continuing side
+
+    /// An app here opened a stream to an activity continued from another workstation:
+    /// dial the origin, ask, and relay. Every failure reaches the app as an error frame.
+    nonisolated func continueStream(_ id: ActivityID, app: AppStreamEnd) async {
+        guard let link = await originLink(for: id) else {
+            await tell(app, StreamFailure("not_offered", "no connected workstation offers activity \(id); continue it first (`handoffctl continue`)"))
+            return
+        }
+        guard let port = link.peerListenPort else {
+            await tell(app, StreamFailure("peer_unreachable", "\(link.deviceName) did not say where it accepts streams"))
+            return
+        }
+        guard await beginStream(link.deviceID, outgoing: true) else {
+            await tell(app, StreamFailure("busy", "\(settings.maximumStreamsPerPeer) streams with \(link.deviceName) are open already; wait for one to end"))
+            return
+        }
+        let started = NIODeadline.now()
+        let state = StreamRelay.State()
+        var failure: StreamFailure?
+        do {
+            let channel = try await dialStream(address: link.remoteAddress, port: Int(port), expecting: link.deviceID)
+            failure = try await channel.executeThenClose { inbound, outbound in
+                var messages = inbound.makeAsyncIterator()
+                let ourPort = await listenPort
+                try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: .stream, listenPort: UInt16(exactly: ourPort))))
+                guard case .hello(let hello)? = try await messages.next(),
+                      case .compatible = hello.compatibility(with: PeerHello(deviceName: deviceName)) else {
+                    return StreamFailure("peer_unreachable", "\(link.deviceName) did not answer as a compatible handoff peer")
+                }
+                // Authenticated (TLS pinned, hello done): the handshake deadline is over.
+                try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+                try await outbound.write(.streamOpen(activityID: id))
+                // The origin answers within its owner's deadline; this bounds an origin
+                // that says nothing at all.
+                let peerChannel = channel.channel
+                let guardTimer = peerChannel.eventLoop.scheduleTask(in: streams.acceptTimeout + PeerService.streamAnswerMargin) {
+                    peerChannel.close(promise: nil)
+                }
+                let answer = try? await messages.next()
+                guardTimer.cancel()
+                let length: Int64?
+                switch answer {
+                case .streamAccepted(let l)?:
+                    length = l
+                case .error(let code, let message)?:
+                    return StreamFailure(wire: code, message)
+                case nil:
+                    return StreamFailure("stream_timeout", "\(link.deviceName) did not answer the stream request in time")
+                default:
+                    return StreamFailure("protocol", "\(link.deviceName) answered the stream request with something else")
+                }
+                var open: JSONObject = ["activityID": .string(id.rawValue), "device": link.device.json]
+                open["length"] = length.map { .integer($0) } ?? .null
+                try await app.outbound.write(.open(open))
+                return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: peerChannel,
+                                             peerName: link.deviceName, state: state)
+            }
+        } catch {
+            failure = StreamFailure("peer_unreachable", "could not open a stream to \(link.deviceName): \(error)")
+        }
+        if let failure, state.failure == nil { await tell(app, failure) }
+        await endStream(link.deviceID, outgoing: true)
+        logStream("continuing", activity: id, peer: link.deviceName, started: started, state: state, failure: failure)
+    }
+
+    /// An error frame to an app whose stream could not start, flushed before it closes.
+    nonisolated func tell(_ app: AppStreamEnd, _ failure: StreamFailure) async {
+        try? await app.channel.writeAndFlush(failure.frame).get()
+    }
+
+    nonisolated private func dialStream(address: String, port: Int, expecting peer: DeviceID) async throws -> PeerChannel {
+        let target = try SocketAddress(ipAddress: address, port: port)
+        let tls = self.tls
+        let maxFrame = settings.maximumFrameBytes
+        let own = identity.deviceID
+        let trust = self.trust
+        let deadline = settings.handshakeTimeout + settings.helloTimeout
+        return try await ClientBootstrap(group: group)
+            .connectTimeout(settings.connectTimeout)
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(PeerService.keepIdle, value: 10)
+            .channelOption(PeerService.keepInterval, value: 5)
+            .channelOption(PeerService.keepCount, value: 3)
+            .connect(to: target) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let ops = channel.pipeline.syncOperations
+                    try ops.addHandler(PreAuthenticationDeadline(deadline: deadline, account: ConnectionAccount()), name: PreAuthenticationDeadline.name)
+                    // Only the device the link is with: an address now used by another trusted device is refused.
+                    let verify = PeerTLS.verifier(own: own, isTrusted: { $0 == peer && trust.isTrusted($0) }, note: { _ in })
+                    try ops.addHandler(try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
+                    try PeerService.addFraming(channel, maxFrame: maxFrame)
+                    StreamChannelTuning.apply(to: channel)
+                    return try PeerChannel(wrappingChannelSynchronously: channel, configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)))
+                }
+            }
+    }
+
+    // MARK: - Origin side
+
+    /// A trusted peer's stream connection, after the hellos: which activity, who serves it
+    /// (its app, or a file), then the relay.
+    nonisolated func serveStream(from peerID: DeviceID, hello: PeerHello, messages: inout StreamRelay.PeerMessages,
+                                 outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel) async {
+        let peerName = trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName
+        guard await beginStream(peerID, outgoing: false) else {
+            try? await outbound.write(.error(code: "busy", message: "\(settings.maximumStreamsPerPeer) streams from you are open already"))
+            return
+        }
+        StreamChannelTuning.apply(to: channel)
+        let started = NIODeadline.now()
+        let state = StreamRelay.State()
+        var activity: ActivityID?
+        let failure = await originStream(peerID: peerID, peerName: peerName, messages: &messages, outbound: outbound,
+                                         channel: channel, state: state, activity: &activity)
+        await endStream(peerID, outgoing: false)
+        logStream("origin", activity: activity, peer: peerName, started: started, state: state, failure: failure)
+    }
+
+    nonisolated private func originStream(peerID: DeviceID, peerName: String, messages: inout StreamRelay.PeerMessages,
+                                          outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel,
+                                          state: StreamRelay.State, activity: inout ActivityID?) async -> StreamFailure? {
+        func refuse(_ f: StreamFailure) async -> StreamFailure {
+            try? await outbound.write(.error(code: f.wireCode, message: f.message))
+            return f
+        }
+        let timer = channel.eventLoop.scheduleTask(in: PeerService.streamOpenTimeout) { channel.close(promise: nil) }
+        let first = try? await messages.next()
+        timer.cancel()
+        guard case .streamOpen(let id)? = first else {
+            return await refuse(StreamFailure("protocol", "a stream connection must start with streamOpen"))
+        }
+        activity = id
+        let source: StreamSource
+        do { source = try await registry.streamSource(for: id) } catch {
+            return await refuse(StreamFailure(wire: error.code, error.message))
+        }
+        switch source {
+        case .file(let path):
+            let opened: (fd: CInt, size: Int64)
+            do { opened = try StreamFileServer.open(path) } catch { return await refuse(error) }
+            do { try await outbound.write(.streamAccepted(length: opened.size)) } catch {
+                close(opened.fd)
+                return StreamFailure("peer_gone", "\(peerName) went away")
+            }
+            return await StreamFileServer.run(fd: opened.fd, path: path, peerMessages: &messages, peerOut: outbound,
+                                              peerChannel: channel, peerName: peerName, state: state)
+        case .session(let token):
+            let device = PeerDevice(id: peerID.description, name: peerName)
+            // The peer may give up while the owner decides: notice it, and stop waiting.
+            let app: AppStreamEnd
+            switch await streams.askOwner(activityID: id, session: token, device: device) {
+            case .failure(let f): return await refuse(f)
+            case .success(let end): app = end
+            }
+            defer { app.finished.succeed() }
+            do {
+                try await outbound.write(.streamAccepted(length: app.length))
+                var open: JSONObject = ["activityID": .string(id.rawValue), "device": device.json]
+                open["length"] = app.length.map { .integer($0) } ?? .null
+                try await app.outbound.write(.open(open))
+            } catch {
+                let f = StreamFailure("peer_gone", "\(peerName) went away before the stream started")
+                await tell(app, f)
+                return f
+            }
+            return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: channel,
+                                         peerName: peerName, state: state)
+        }
+    }
+
+    nonisolated func logStream(_ side: String, activity: ActivityID?, peer: String, started: NIODeadline, state: StreamRelay.State, failure: StreamFailure?) {
+        let seconds = Double((NIODeadline.now() - started).nanoseconds) / 1e9
+        let counts = state.counts
+        var meta: Logger.Metadata = [
+            "side": "\(side)", "peer": "\(peer)", "activity": "\(activity?.rawValue ?? "?")",
+            "sent": "\(counts.toPeer)", "received": "\(counts.toApp)", "seconds": "\((seconds * 1000).rounded() / 1000)",
+        ]
+        if let failure {
+            meta["error"] = "\(failure.code): \(failure.message)"
+            logger.info("continuation stream failed", metadata: meta)
+        } else {
+            logger.info("continuation stream ended", metadata: meta)
+        }
+    }
+}

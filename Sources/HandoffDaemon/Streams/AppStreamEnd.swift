@@ -1,0 +1,53 @@
+import HandoffWire
+import NIOCore
+
+typealias AppStreamChannel = NIOAsyncChannel<StreamFrame, StreamFrame>
+
+/// An app's end of a continuation stream: its control-socket connection after the HTTP
+/// upgrade. The connection's own task lends it to whoever relays the stream and waits
+/// on `finished`, so the connection stays open exactly as long as the relay runs.
+struct AppStreamEnd: Sendable {
+    let inbound: NIOAsyncChannelInboundStream<StreamFrame>
+    let outbound: NIOAsyncChannelOutboundWriter<StreamFrame>
+    let channel: Channel
+    /// What the owner announced it will send (`Handoff-Stream-Length`), if anything.
+    let length: Int64?
+    let finished: EventLoopPromise<Void>
+}
+
+extension NIOAsyncChannel.Configuration where Inbound == StreamFrame {
+    /// Few frames in flight per stream: memory stays bounded whatever the size moved.
+    static var stream: Self { .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)) }
+}
+
+/// Why a stream failed, in the local API's terms (codes with underscores).
+struct StreamFailure: Error, Sendable, Equatable {
+    var code: String
+    var message: String
+
+    init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ e: APIError) { self.init(e.code, e.message) }
+
+    /// From a peer's wire code (hyphens).
+    init(wire code: String, _ message: String) { self.init(String(code.map { $0 == "-" ? "_" : $0 }), message) }
+
+    var wireCode: String { String(code.map { $0 == "_" ? "-" : $0 }) }
+
+    var frame: StreamFrame { .error(code: code, message: message) }
+    var peerFrame: PeerMessage { .stream(.error(code: wireCode, message: message)) }
+}
+
+/// Stream channels move bulk data: bigger write buffers than the control API's defaults,
+/// so a fast link is not throttled by 64 KiB of buffer.
+enum StreamChannelTuning {
+    static let writeWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 256 * 1024, high: 1024 * 1024)
+
+    static func apply(to channel: Channel) {
+        channel.setOption(ChannelOptions.writeBufferWaterMark, value: writeWaterMark).whenFailure { _ in }
+        channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 262_144)).whenFailure { _ in }
+    }
+}

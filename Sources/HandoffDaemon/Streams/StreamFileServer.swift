@@ -1,0 +1,105 @@
+import HandoffWire
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The origin side of a stream for an activity without an app (`--stream-file`): the
+/// daemon sends the file's bytes, read when the stream opens, and discards what the
+/// continuing side sends. Reads happen on NIO's thread pool, one chunk ahead at most.
+enum StreamFileServer {
+    static let chunkBytes = 256 * 1024
+
+    /// Opens the file now (the stream is opening); its size is announced to the peer.
+    static func open(_ path: String) throws(StreamFailure) -> (fd: CInt, size: Int64) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw StreamFailure("stream_unavailable", "the stream's file cannot be read on the origin: \(path): \(String(cString: strerror(errno)))")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw StreamFailure("stream_unavailable", "the stream's file on the origin is not a regular file any more: \(path)")
+        }
+        return (fd, Int64(st.st_size))
+    }
+
+    /// Sends the file and reads the other direction until both have ended; closes `fd`.
+    static func run(fd: CInt, path: String, peerMessages: inout StreamRelay.PeerMessages, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                    peerChannel: Channel, peerName: String, state: StreamRelay.State) async -> StreamFailure? {
+        defer { close(fd) }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await send(fd: fd, path: path, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state) }
+            await discard(&peerMessages, peerName: peerName, peerChannel: peerChannel, state: state)
+            if state.failure != nil {
+                group.cancelAll()
+                peerChannel.close(promise: nil)
+            }
+            await group.waitForAll()
+        }
+        return state.failure
+    }
+
+    private static func send(fd: CInt, path: String, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
+                             peerName: String, state: StreamRelay.State) async {
+        let allocator = peerChannel.allocator
+        do {
+            while true {
+                let chunk = try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
+                    var buffer = allocator.buffer(capacity: chunkBytes)
+                    let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw -> Int in
+                        while true {
+                            let r = read(fd, raw.baseAddress, chunkBytes)
+                            if r >= 0 { return r }
+                            if errno != EINTR { throw StreamFailure("stream_unavailable", "reading \(path) on the origin failed: \(String(cString: strerror(errno)))") }
+                        }
+                    }
+                    _ = n
+                    return buffer
+                }
+                if chunk.readableBytes == 0 { break }
+                try await peerOut.write(.stream(.data(chunk)))
+                state.add(toPeer: chunk.readableBytes)
+            }
+            state.appEnded()
+            try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get()
+        } catch let f as StreamFailure {
+            if state.fail(f) { try? await peerOut.write(f.peerFrame) }
+            peerChannel.close(promise: nil)
+        } catch is CancellationError {
+        } catch {
+            _ = state.fail(StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream"))
+            peerChannel.close(promise: nil)
+        }
+    }
+
+    private static func discard(_ messages: inout StreamRelay.PeerMessages, peerName: String, peerChannel: Channel, state: StreamRelay.State) async {
+        var ended = false
+        do {
+            while let message = try await messages.next() {
+                switch message {
+                case .stream(.data(let bytes)) where !ended:
+                    state.add(toApp: bytes.readableBytes)
+                case .stream(.end) where !ended:
+                    ended = true
+                    state.peerEnded()
+                    if state.hasAppEnded { return }
+                case .stream(.error(let code, let message)), .error(let code, let message):
+                    _ = state.fail(StreamFailure(wire: code, message))
+                    return
+                default:
+                    if state.fail(StreamFailure("protocol", "\(peerName) sent something that is not a stream frame")) {
+                        peerChannel.close(promise: nil)
+                    }
+                    return
+                }
+            }
+        } catch {
+            _ = state.fail(StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream: \(error)"))
+            return
+        }
+        if state.failure != nil || (ended && state.hasAppEnded) { return }
+        _ = state.fail(StreamFailure("peer_gone", "\(peerName) closed the stream before it was finished"))
+    }
+}

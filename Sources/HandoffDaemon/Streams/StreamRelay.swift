@@ -1,0 +1,146 @@
+import HandoffWire
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Moves a stream's frames both ways between an app's end (control socket) and a peer's
+/// end (TLS), until both directions have ended or one side failed. Backpressure is NIO's:
+/// a write waits while the other side is not writable, and an unread inbound stream stops
+/// reading from its socket, so a slow reader slows the writer at the far end.
+///
+/// Errors travel on: a peer that breaks off reaches the app as an error frame, an app that
+/// closes without ending reaches the peer as one. Never a silent end.
+enum StreamRelay {
+    typealias PeerMessages = NIOAsyncChannelInboundStream<PeerMessage>.AsyncIterator
+
+    struct Counts: Sendable {
+        var toPeer: Int64 = 0
+        var toApp: Int64 = 0
+    }
+
+    /// What the two directions share: who ended, the first failure, bytes moved.
+    final class State: Sendable {
+        private let box = NIOLockedValueBox((appEnded: false, peerEnded: false, failure: StreamFailure?.none, counts: Counts()))
+
+        /// Records the first failure; false when one was recorded already.
+        func fail(_ f: StreamFailure) -> Bool {
+            box.withLockedValue { s in
+                guard s.failure == nil else { return false }
+                s.failure = f
+                return true
+            }
+        }
+        var failure: StreamFailure? { box.withLockedValue { $0.failure } }
+        func appEnded() { box.withLockedValue { $0.appEnded = true } }
+        var hasAppEnded: Bool { box.withLockedValue { $0.appEnded } }
+        func peerEnded() { box.withLockedValue { $0.peerEnded = true } }
+        func add(toPeer: Int = 0, toApp: Int = 0) {
+            box.withLockedValue { s in
+                s.counts.toPeer += Int64(toPeer)
+                s.counts.toApp += Int64(toApp)
+            }
+        }
+        var counts: Counts { box.withLockedValue { $0.counts } }
+    }
+
+    /// Runs the relay; returns the failure, nil when both directions ended cleanly.
+    static func run(app: AppStreamEnd, peerMessages: inout PeerMessages, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                    peerChannel: Channel, peerName: String, state: State = State()) async -> StreamFailure? {
+        await withTaskGroup(of: Void.self) { group in
+            // App to peer, in a child task (the app's stream can be iterated anywhere).
+            group.addTask {
+                await appToPeer(app, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state)
+            }
+            await peerToApp(&peerMessages, app: app, peerName: peerName, state: state)
+            if state.failure != nil {
+                group.cancelAll()
+                app.channel.close(promise: nil)
+                peerChannel.close(promise: nil)
+            }
+            await group.waitForAll()
+        }
+        return state.failure
+    }
+
+    private static func appToPeer(_ app: AppStreamEnd, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
+                                  peerName: String, state: State) async {
+        do {
+            for try await frame in app.inbound {
+                switch frame {
+                case .data(let bytes):
+                    try await peerOut.write(.stream(.data(bytes)))
+                    state.add(toPeer: bytes.readableBytes)
+                case .end:
+                    state.appEnded()  // before the write: the peer may close as soon as it has it
+                    // Through the channel, to learn when it is on the wire: closing earlier
+                    // would drop what is still queued.
+                    try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get()
+                    return
+                case .error(let code, let message):
+                    if state.fail(StreamFailure(code, message)) {
+                        try? await peerOut.write(.stream(.error(code: String(code.map { $0 == "_" ? "-" : $0 }), message: message)))
+                    }
+                    peerChannel.close(promise: nil)
+                    return
+                case .open:
+                    let f = StreamFailure("protocol", "an app sent an open frame; only handoffd sends those")
+                    if state.fail(f) {
+                        try? await app.outbound.write(f.frame)
+                        try? await peerOut.write(StreamFailure("app_closed", "the app at the other end broke the stream protocol").peerFrame)
+                    }
+                    peerChannel.close(promise: nil)
+                    return
+                }
+            }
+            // The app's connection ended without an end frame: an abort, not a finish.
+            if state.fail(StreamFailure("app_closed", "the app at the other end closed the stream before ending it")) {
+                try? await peerOut.write(state.failure!.peerFrame)
+            }
+            peerChannel.close(promise: nil)
+        } catch is CancellationError {
+        } catch {
+            // Writing to the peer failed (it went away), or reading the app failed.
+            let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream")
+            if state.fail(f) { try? await app.outbound.write(f.frame) }
+            peerChannel.close(promise: nil)
+            app.channel.close(promise: nil)
+        }
+    }
+
+    private static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd, peerName: String, state: State) async {
+        var ended = false
+        do {
+            while let message = try await messages.next() {
+                switch message {
+                case .stream(.data(let bytes)) where !ended:
+                    try await app.outbound.write(.data(bytes))
+                    state.add(toApp: bytes.readableBytes)
+                case .stream(.end) where !ended:
+                    ended = true
+                    state.peerEnded()
+                    try await app.channel.writeAndFlush(StreamFrame.end).get()
+                    if state.hasAppEnded { return }
+                    // Keep reading: the peer's close (or an error) after this still counts
+                    // while our app's direction is open.
+                case .stream(.error(let code, let message)), .error(let code, let message):
+                    let f = StreamFailure(wire: code, message)
+                    if state.fail(f) { try? await app.outbound.write(f.frame) }
+                    return
+                default:
+                    let f = StreamFailure("protocol", "\(peerName) sent something that is not a stream frame")
+                    if state.fail(f) { try? await app.outbound.write(f.frame) }
+                    return
+                }
+            }
+        } catch {
+            if state.failure != nil { return }  // we closed it because of a failure already
+            let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream: \(error)")
+            if state.fail(f) { try? await app.outbound.write(f.frame) }
+            return
+        }
+        // The peer closed. Fine once both directions are done; otherwise the stream broke.
+        if state.failure != nil || (ended && state.hasAppEnded) { return }
+        let f = StreamFailure("peer_gone", "\(peerName) closed the stream before it was finished")
+        if state.fail(f) { try? await app.outbound.write(f.frame) }
+    }
+}

@@ -1,0 +1,87 @@
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOHTTP1
+
+/// What a control connection became after its first request: plain HTTP, or a
+/// continuation stream (an HTTP upgrade to `handoff-stream`).
+enum ControlConnectionKind: Sendable {
+    case http(ControlChannel)
+    case stream(AppStreamChannel, StreamRequest)
+}
+
+/// A stream request on the control socket, read from the upgrade request's target.
+enum StreamRequest: Sendable, Equatable {
+    /// The continuing side: open a stream to this (continued) activity.
+    case open(activityID: ActivityID)
+    /// The origin's owner: take the stream it was asked for, announcing its length.
+    case accept(streamID: String, length: Int64?)
+
+    /// Nil when the head is no well-formed stream request; it is then answered as plain
+    /// HTTP, where the router says what is wrong.
+    init?(head: HTTPRequestHead) {
+        guard head.method == .POST else { return nil }
+        let (path, query) = StreamRequest.split(head.uri)
+        let segments = path.split(separator: "/").map(String.init)
+        if segments == ["v1", "streams"] {
+            guard let id = query["activity"].flatMap(ActivityID.init) else { return nil }
+            self = .open(activityID: id)
+        } else if segments.count == 4, segments[0] == "v1", segments[1] == "streams", segments[3] == "accept",
+                  StreamRequest.isStreamID(segments[2]) {
+            var length: Int64?
+            if let text = head.headers.first(name: ControlPaths.streamLengthHeader) {
+                guard let n = Int64(text), n >= 0 else { return nil }
+                length = n
+            }
+            self = .accept(streamID: segments[2], length: length)
+        } else {
+            return nil
+        }
+    }
+
+    static func isStreamID(_ s: String) -> Bool { s.count == 32 && s.allSatisfy { $0.isHexDigit } }
+
+    static func split(_ uri: String) -> (String, [String: String]) {
+        let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var query: [String: String] = [:]
+        if parts.count == 2 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                query[String(kv[0])] = kv.count == 2 ? String(kv[1]) : ""
+            }
+        }
+        return (String(parts[0]), query)
+    }
+}
+
+/// Switches a control connection to a continuation stream: the 101 answer, then stream
+/// frames (Docs/LocalAPI.md). Only a well-formed stream request upgrades; anything else
+/// stays HTTP and gets a normal answer.
+struct StreamUpgrader: NIOTypedHTTPServerProtocolUpgrader {
+    typealias UpgradeResult = ControlConnectionKind
+
+    let supportedProtocol = ControlPaths.streamProtocol
+    let requiredUpgradeHeaders: [String] = []
+    let maximumFrameBytes: Int
+
+    struct NotAStreamRequest: Error {}
+
+    func buildUpgradeResponse(channel: Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
+        guard StreamRequest(head: upgradeRequest) != nil else { return channel.eventLoop.makeFailedFuture(NotAStreamRequest()) }
+        return channel.eventLoop.makeSucceededFuture(initialResponseHeaders)
+    }
+
+    func upgrade(channel: Channel, upgradeRequest: HTTPRequestHead) -> EventLoopFuture<ControlConnectionKind> {
+        let maximumFrameBytes = self.maximumFrameBytes
+        return channel.eventLoop.makeCompletedFuture {
+            let ops = channel.pipeline.syncOperations
+            // The request deadlines are for HTTP; a stream lives as long as its data flows.
+            try ops.removeHandler(context: try ops.context(name: RequestDeadlineHandler.name)).whenFailure { _ in }
+            try ops.addHandler(ByteToMessageHandler(StreamFrameDecoder(maximumFrameBytes: maximumFrameBytes), maximumBufferSize: maximumFrameBytes + 4))
+            try ops.addHandler(StreamFrameEncoder())
+            StreamChannelTuning.apply(to: channel)
+            let request = StreamRequest(head: upgradeRequest)!
+            return .stream(try AppStreamChannel(wrappingChannelSynchronously: channel, configuration: .stream), request)
+        }
+    }
+}
