@@ -79,7 +79,7 @@ struct ControlRouter: Sendable {
                 return .ok(try await peers.continueActivity(from: from, type: type, id: id))
             case .openStream, .acceptStream:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
-                if let upgrade = request.headers.first(name: "Upgrade"), upgrade.lowercased() == ControlPaths.streamProtocol {
+                if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlPaths.streamProtocol {
                     throw APIError.badRequest(route == .openStream
                         ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation"
                         : "the stream id is 32 hex digits, and \(ControlPaths.streamLengthHeader) a whole number of bytes")

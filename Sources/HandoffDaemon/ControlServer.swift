@@ -102,6 +102,7 @@ public final class ControlServer: Service, Sendable {
                 try ops.addHandler(RequestDeadlineHandler(
                     requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)),
                     name: RequestDeadlineHandler.name, position: .before(upgrader))
+                try ops.addHandler(UpgradeRequestFilter(), name: UpgradeRequestFilter.name, position: .before(upgrader))
                 return Accepted(channel: channel, refused: nil, kind: kind)
             }.flatMapErrorThrowing { error in
                 logger.debug("could not set up a control connection", metadata: ["error": "\(error)"])

@@ -70,6 +70,14 @@ private func sampleMessages() -> [PeerMessage] {
         .continued(activityID: idA),
         .error(code: "unexpected-hello", message: "a second hello"),
         .error(code: "", message: "ünïcödé \u{0}"),
+        .hello(PeerHello(deviceName: "desk", purpose: .stream, listenPort: 1)),
+        .hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: UInt16.max)),
+        .streamOpen(activityID: idA),
+        .streamAccepted(length: nil),
+        .streamAccepted(length: 0),
+        .streamAccepted(length: Int64.max),
+        .stream(.end),
+        .stream(.error(code: "peer-gone", message: "ünïcödé \u{0}")),
     ]
 }
 
@@ -342,7 +350,7 @@ struct PeerWireHostileInputTests {
         expectRejected([])
     }
 
-    @Test(arguments: [UInt8(0x00), 0x08, 0x09, 0x0A, 0x7F, 0x80, 0xFF])
+    @Test(arguments: [UInt8(0x00), 0x0A, 0x0F, 0x13, 0x14, 0x7F, 0x80, 0xFF])
     func unknownType(type: UInt8) {
         expectRejected(raw(type, .dictionary([:])))
         expectRejected([type])
@@ -906,7 +914,7 @@ struct PeerWireFramingTests {
     @Test func malformedFrameContentErrorsTheChannel() throws {
         let channel = try makeChannel(maximumFrameBytes: 1024)
         let error = #expect(throws: PeerProtocolError.self) {
-            try channel.writeInbound(buffer(lengthHeader(3) + [0x09, 0x0A, 0x00]))
+            try channel.writeInbound(buffer(lengthHeader(3) + [0x0B, 0x0A, 0x00]))
         }
         #expect(error?.code == "malformed")
         let notHandoff = try makeChannel(maximumFrameBytes: 1024)

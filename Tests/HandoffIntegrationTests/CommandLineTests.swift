@@ -42,11 +42,15 @@ import Testing
 
     @Test func becomeCurrentPrintsTheIdAndTypedValuesArrive() async throws {
         let daemon = try await DaemonProcess().start()
+        // Streams need a source: without --attach, a file handoffd serves.
+        let streamFile = daemon.directory + "/bulk.bin"
+        try Data(repeating: 7, count: 10).write(to: URL(fileURLWithPath: streamFile))
         let r = try await ctl(daemon, "become-current", "--type", "com.example.editor.edit-note", "--title", "Draft",
                               "--info", "name=Ada", "--info", "page:=12", "--info", "zoom:=1.5", "--info", "pinned:=true",
                               "--info", #"seen:={"$date":"2026-11-21T10:00:00.250Z"}"#, "--info", #"raw:={"$data":"AAEC"}"#,
                               "--required-keys", "name,page", "--webpage-url", "https://example.org/n/1",
-                              "--keywords", "draft, notes", "--expires", "10m", "--search", "--streams", "--needs-save")
+                              "--keywords", "draft, notes", "--expires", "10m", "--search", "--streams", "--stream-file", streamFile,
+                              "--needs-save")
         #expect(r.status == 0, "\(r)")
         let id = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(ActivityID(id) != nil, "\(r)")

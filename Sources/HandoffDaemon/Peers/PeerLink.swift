@@ -13,8 +13,9 @@ final class PeerLink: Sendable {
     /// dialled by the smaller device ID.
     let dialledBy: DeviceID
     let remoteAddress: String
-    /// Where the peer accepts connections (from its hello): stream connections go there.
-    let peerListenPort: UInt16?
+    /// Where the peer accepts connections (its address on this link, with the port from
+    /// its hello): stream connections go there. A link-local address keeps its zone.
+    let streamAddress: SocketAddress?
     let channel: Channel
     private let outbound: AsyncStream<PeerMessage>.Continuation
     private let state = NIOLockedValueBox(State())
@@ -41,7 +42,9 @@ final class PeerLink: Sendable {
 
     init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, peerListenPort: UInt16?, channel: Channel,
          outbound: AsyncStream<PeerMessage>.Continuation) {
-        self.peerListenPort = peerListenPort
+        var address = channel.remoteAddress
+        if let port = peerListenPort { address?.port = Int(port) } else { address = nil }
+        self.streamAddress = address
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.dialledBy = dialledBy

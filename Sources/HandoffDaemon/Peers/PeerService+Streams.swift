@@ -55,7 +55,7 @@ extension PeerService {
             await tell(app, StreamFailure("not_offered", "no connected workstation offers activity \(id); continue it first (`handoffctl continue`)"))
             return
         }
-        guard let port = link.peerListenPort else {
+        guard let address = link.streamAddress else {
             await tell(app, StreamFailure("peer_unreachable", "\(link.deviceName) did not say where it accepts streams"))
             return
         }
@@ -67,7 +67,7 @@ extension PeerService {
         let state = StreamRelay.State()
         var failure: StreamFailure?
         do {
-            let channel = try await dialStream(address: link.remoteAddress, port: Int(port), expecting: link.deviceID)
+            let channel = try await dialStream(address, expecting: link.deviceID)
             failure = try await channel.executeThenClose { inbound, outbound in
                 var messages = inbound.makeAsyncIterator()
                 let ourPort = await listenPort
@@ -101,6 +101,7 @@ extension PeerService {
                 var open: JSONObject = ["activityID": .string(id.rawValue), "device": link.device.json]
                 open["length"] = length.map { .integer($0) } ?? .null
                 try await app.outbound.write(.open(open))
+                logger.info("continuation stream opened", metadata: ["side": "continuing", "peer": "\(link.deviceName)", "activity": "\(id)"])
                 return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: peerChannel,
                                              peerName: link.deviceName, state: state)
             }
@@ -117,8 +118,7 @@ extension PeerService {
         try? await app.channel.writeAndFlush(failure.frame).get()
     }
 
-    nonisolated private func dialStream(address: String, port: Int, expecting peer: DeviceID) async throws -> PeerChannel {
-        let target = try SocketAddress(ipAddress: address, port: port)
+    nonisolated private func dialStream(_ target: SocketAddress, expecting peer: DeviceID) async throws -> PeerChannel {
         let tls = self.tls
         let maxFrame = settings.maximumFrameBytes
         let own = identity.deviceID
@@ -191,6 +191,7 @@ extension PeerService {
                 close(opened.fd)
                 return StreamFailure("peer_gone", "\(peerName) went away")
             }
+            logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(peerName)", "activity": "\(id)", "source": "file"])
             return await StreamFileServer.run(fd: opened.fd, path: path, peerMessages: &messages, peerOut: outbound,
                                               peerChannel: channel, peerName: peerName, state: state)
         case .session(let token):
@@ -207,6 +208,7 @@ extension PeerService {
                 var open: JSONObject = ["activityID": .string(id.rawValue), "device": device.json]
                 open["length"] = app.length.map { .integer($0) } ?? .null
                 try await app.outbound.write(.open(open))
+                logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(peerName)", "activity": "\(id)", "source": "app"])
             } catch {
                 let f = StreamFailure("peer_gone", "\(peerName) went away before the stream started")
                 await tell(app, f)

@@ -67,6 +67,7 @@ struct StreamUpgrader: NIOTypedHTTPServerProtocolUpgrader {
     struct NotAStreamRequest: Error {}
 
     func buildUpgradeResponse(channel: Channel, upgradeRequest: HTTPRequestHead, initialResponseHeaders: HTTPHeaders) -> EventLoopFuture<HTTPHeaders> {
+        // `UpgradeRequestFilter` lets only well-formed stream requests get this far.
         guard StreamRequest(head: upgradeRequest) != nil else { return channel.eventLoop.makeFailedFuture(NotAStreamRequest()) }
         return channel.eventLoop.makeSucceededFuture(initialResponseHeaders)
     }
@@ -77,11 +78,47 @@ struct StreamUpgrader: NIOTypedHTTPServerProtocolUpgrader {
             let ops = channel.pipeline.syncOperations
             // The request deadlines are for HTTP; a stream lives as long as its data flows.
             try ops.removeHandler(context: try ops.context(name: RequestDeadlineHandler.name)).whenFailure { _ in }
+            if let filter = try? ops.context(name: UpgradeRequestFilter.name) { ops.removeHandler(context: filter).whenFailure { _ in } }
             try ops.addHandler(ByteToMessageHandler(StreamFrameDecoder(maximumFrameBytes: maximumFrameBytes), maximumBufferSize: maximumFrameBytes + 4))
             try ops.addHandler(StreamFrameEncoder())
             StreamChannelTuning.apply(to: channel)
             let request = StreamRequest(head: upgradeRequest)!
             return .stream(try AppStreamChannel(wrappingChannelSynchronously: channel, configuration: .stream), request)
         }
+    }
+}
+
+/// Sits before NIO's upgrade handler, which loses a request whose upgrade it cannot do
+/// (an unknown protocol, or a stream request with bad parameters) and leaves the client
+/// waiting. Such a request loses its `Upgrade` header here and is answered as plain HTTP,
+/// with `Handoff-Refused-Upgrade` telling the router what was asked for.
+final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    static let name = "upgrade-filter"
+    static let refusedHeader = "Handoff-Refused-Upgrade"
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        if case .end = part {
+            // Only a connection's first request can upgrade; after it, nothing to filter.
+            context.fireChannelRead(data)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            return
+        }
+        guard case .head(var head) = part, let asked = head.headers.first(name: "Upgrade") else {
+            context.fireChannelRead(data)
+            return
+        }
+        let isStream = asked.lowercased() == ControlPaths.streamProtocol && StreamRequest(head: head) != nil
+        if !isStream {
+            head.headers.remove(name: "Upgrade")
+            head.headers.replaceOrAdd(name: UpgradeRequestFilter.refusedHeader, value: asked)
+            let connection = head.headers[canonicalForm: "Connection"].filter { $0.lowercased() != "upgrade" }
+            head.headers.remove(name: "Connection")
+            for token in connection { head.headers.add(name: "Connection", value: String(token)) }
+        }
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 }

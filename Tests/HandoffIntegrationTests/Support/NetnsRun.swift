@@ -112,6 +112,22 @@ final class NetnsRun: @unchecked Sendable {
         return pid
     }
 
+    /// Waits for a process started by `spawn` to exit: its status, or nil after `timeout` seconds.
+    func wait(_ pid: Int32, timeout: Double) async throws -> Int32? {
+        let r = try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "wait", name, String(pid), String(Int(timeout.rounded(.up)))],
+                                              environment: environment)
+        if r.status == 255 && r.stderr.contains("timeout waiting") { return nil }
+        return r.status
+    }
+
+    /// Resident memory of a process, in bytes (VmRSS).
+    static func residentBytes(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb * 1024
+    }
+
     func address(_ host: String) async throws -> String {
         try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "addr", name, host], environment: environment)
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,0 +1,88 @@
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// Continuation stream frames: the same framing as peer messages, data passed as slices.
+@Suite("Stream frames")
+struct StreamFrameTests {
+    private func channel(maximumFrameBytes: Int = 1024) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(StreamFrameDecoder(maximumFrameBytes: maximumFrameBytes)))
+        try channel.pipeline.syncOperations.addHandler(StreamFrameEncoder())
+        return channel
+    }
+
+    private func encoded(_ frame: StreamFrame, _ channel: EmbeddedChannel) throws -> [UInt8] {
+        try channel.writeOutbound(frame)
+        var bytes: [UInt8] = []
+        while let b = try channel.readOutbound(as: ByteBuffer.self) { bytes += b.readableBytesView }
+        return bytes
+    }
+
+    @Test func layout() throws {
+        let c = try channel()
+        #expect(try encoded(.data(ByteBuffer(bytes: [0xAA, 0xBB])), c) == [0, 0, 0, 3, 0x10, 0xAA, 0xBB])
+        #expect(try encoded(.end, c) == [0, 0, 0, 1, 0x11])
+        let error = try encoded(.error(code: "peer_gone", message: "x"), c)
+        #expect(Array(error.prefix(5)) == [0, 0, 0, UInt8(error.count - 4), 0x12])
+        #expect(String(decoding: error.dropFirst(5), as: UTF8.self) == #"{"code":"peer_gone","message":"x"}"#)
+        #expect(try c.finish().isClean)
+    }
+
+    @Test func roundTripOneByteAtATime() throws {
+        let frames: [StreamFrame] = [
+            .open(["activityID": .string("ab"), "length": .integer(12), "device": .object(["name": .string("désk")])]),
+            .data(ByteBuffer(bytes: Array(0...255))), .data(ByteBuffer(bytes: [0])), .end,
+            .error(code: "stream_refused", message: "nö \u{0}"),
+        ]
+        let c = try channel()
+        var wire: [UInt8] = []
+        for f in frames { wire += try encoded(f, c) }
+        var got: [StreamFrame] = []
+        for b in wire {
+            try c.writeInbound(ByteBuffer(bytes: [b]))
+            while let f = try c.readInbound(as: StreamFrame.self) { got.append(f) }
+        }
+        #expect(got == frames)
+        #expect(try c.finish().isClean)
+    }
+
+    @Test func hostileFramesAreRefused() throws {
+        let cases: [([UInt8], String)] = [
+            ([0, 0, 0, 0], "frame-too-large"),                  // zero length
+            ([0, 0, 4, 1], "frame-too-large"),                  // over the 1024-byte cap, refused before buffering
+            ([0, 0, 0, 1, 0x10], "malformed"),                  // empty data
+            ([0, 0, 0, 2, 0x11, 0], "malformed"),               // end with a body
+            ([0, 0, 0, 3, 0x12, 0x7B, 0x7D], "malformed"),      // error without code and message
+            ([0, 0, 0, 2, 0x13, 0x5B], "malformed"),            // open that is not JSON
+            ([0, 0, 0, 1, 0x03], "malformed"),                  // a peer message on a stream
+        ]
+        for (bytes, code) in cases {
+            let c = try channel()
+            let error = #expect(throws: PeerProtocolError.self, "\(bytes)") { try c.writeInbound(ByteBuffer(bytes: bytes)) }
+            #expect(error?.code == code, "\(bytes)")
+            _ = try? c.finish()
+        }
+    }
+
+    /// On a peer connection the same frames decode as `PeerMessage.stream`, data as a
+    /// slice of what was read.
+    @Test func peerDecoderPassesStreamFrames() throws {
+        let c = EmbeddedChannel()
+        try c.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: 1 << 20)))
+        try c.pipeline.syncOperations.addHandler(PeerFrameEncoder())
+        let payload = ByteBuffer(bytes: Array(repeating: 0x5A, count: 100_000))
+        for m: PeerMessage in [.streamOpen(activityID: ActivityID.random()), .streamAccepted(length: 100_000), .stream(.data(payload)), .stream(.end)] {
+            try c.writeOutbound(m)
+            var wire = ByteBuffer()
+            while var b = try c.readOutbound(as: ByteBuffer.self) { wire.writeBuffer(&b) }
+            try c.writeInbound(wire)
+            #expect(try c.readInbound(as: PeerMessage.self) == m)
+        }
+        // The open frame belongs to the control socket only.
+        #expect(throws: PeerProtocolError.self) { try c.writeInbound(ByteBuffer(bytes: [0, 0, 0, 3, 0x13, 0x7B, 0x7D])) }
+        _ = try? c.finish()
+    }
+}
