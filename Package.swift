@@ -90,7 +90,7 @@ let package = Package(
             dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "HandoffIntegrationTests",
-            dependencies: ["HandoffCore", "HandoffWire", "HandoffClient"]
+            dependencies: ["HandoffCore", "HandoffWire", "HandoffClient", .product(name: "NIOCore", package: "swift-nio")]
         ),
     ]
 )

@@ -132,6 +132,8 @@ enum StreamConnection {
                 try ops.addHandler(ByteToMessageHandler(StreamFrameDecoder(), maximumBufferSize: StreamFrame.maximumFrameBytes + 4))
                 try ops.addHandler(StreamFrameEncoder())
                 channel.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024)).whenFailure { _ in }
+                // Bulk data: read in large pieces rather than NIO's 64 KiB at most.
+                channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 1 << 20)).whenFailure { _ in }
                 return .stream(try StreamChannel(wrappingChannelSynchronously: channel,
                                                  configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))))
             }

@@ -97,12 +97,16 @@ public final class ControlServer: Service, Sendable {
                         channel.eventLoop.makeCompletedFuture { .http(try ControlChannel(wrappingChannelSynchronously: channel)) }
                     })
                 let kind = try ops.configureUpgradableHTTPServerPipeline(configuration: .init(upgradeConfiguration: upgrade))
-                // Before the upgrade handler, so the deadlines see the first request too.
+                // The deadlines come after the upgrade handler: once it upgrades, the bytes it
+                // replays are stream frames, which only the stream pipeline may see.
                 let upgrader = try ops.handler(type: NIOTypedHTTPServerUpgradeHandler<ControlConnectionKind>.self)
+                try ops.addHandler(UpgradeRequestFilter(), name: UpgradeRequestFilter.name, position: .before(upgrader))
                 try ops.addHandler(RequestDeadlineHandler(
                     requestTimeout: .milliseconds(settings.requestTimeout), idleTimeout: .milliseconds(settings.idleTimeout)),
-                    name: RequestDeadlineHandler.name, position: .before(upgrader))
-                try ops.addHandler(UpgradeRequestFilter(), name: UpgradeRequestFilter.name, position: .before(upgrader))
+                    name: RequestDeadlineHandler.name, position: .after(upgrader))
+                // Until the first request says what the connection is, nothing else would
+                // close it on garbage (the 400 is written first, by NIO's error handler).
+                try ops.addHandler(CloseOnError())
                 return Accepted(channel: channel, refused: nil, kind: kind)
             }.flatMapErrorThrowing { error in
                 logger.debug("could not set up a control connection", metadata: ["error": "\(error)"])
@@ -119,6 +123,14 @@ public final class ControlServer: Service, Sendable {
             let old = umask(0o177)
             defer { umask(old) }
             return try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+        }
+    }
+
+    final class CloseOnError: ChannelInboundHandler, Sendable {
+        typealias InboundIn = NIOAny
+        func errorCaught(context: ChannelHandlerContext, error: Error) {
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
         }
     }
 

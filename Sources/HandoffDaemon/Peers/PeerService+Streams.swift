@@ -67,7 +67,9 @@ extension PeerService {
         let state = StreamRelay.State()
         var failure: StreamFailure?
         do {
-            let channel = try await dialStream(address, expecting: link.deviceID)
+            // On the app connection's event loop: the relay then moves frames between two
+            // channels of one thread, with no hop between loops.
+            let channel = try await dialStream(address, expecting: link.deviceID, on: app.channel.eventLoop)
             failure = try await channel.executeThenClose { inbound, outbound in
                 var messages = inbound.makeAsyncIterator()
                 let ourPort = await listenPort
@@ -118,13 +120,13 @@ extension PeerService {
         try? await app.channel.writeAndFlush(failure.frame).get()
     }
 
-    nonisolated private func dialStream(_ target: SocketAddress, expecting peer: DeviceID) async throws -> PeerChannel {
+    nonisolated private func dialStream(_ target: SocketAddress, expecting peer: DeviceID, on loop: EventLoop) async throws -> PeerChannel {
         let tls = self.tls
         let maxFrame = settings.maximumFrameBytes
         let own = identity.deviceID
         let trust = self.trust
         let deadline = settings.handshakeTimeout + settings.helloTimeout
-        return try await ClientBootstrap(group: group)
+        return try await ClientBootstrap(group: loop)
             .connectTimeout(settings.connectTimeout)
             .channelOption(.socketOption(.so_keepalive), value: 1)
             .channelOption(PeerService.keepIdle, value: 10)

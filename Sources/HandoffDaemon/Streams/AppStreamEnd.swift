@@ -48,6 +48,6 @@ enum StreamChannelTuning {
 
     static func apply(to channel: Channel) {
         channel.setOption(ChannelOptions.writeBufferWaterMark, value: writeWaterMark).whenFailure { _ in }
-        channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 262_144)).whenFailure { _ in }
+        channel.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 1 << 20)).whenFailure { _ in }
     }
 }

@@ -100,19 +100,14 @@ final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChannelHandler
     static let refusedHeader = "Handoff-Refused-Upgrade"
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if case .end = part {
-            // Only a connection's first request can upgrade; after it, nothing to filter.
-            context.fireChannelRead(data)
-            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-            return
-        }
-        guard case .head(var head) = part, let asked = head.headers.first(name: "Upgrade") else {
+        // Only a connection's first request can upgrade, so only its head is looked at; the
+        // filter leaves at once, before anything that is not HTTP could reach it.
+        guard case .head(var head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
         }
-        let isStream = asked.lowercased() == ControlPaths.streamProtocol && StreamRequest(head: head) != nil
-        if !isStream {
+        if let asked = head.headers.first(name: "Upgrade"),
+           !(asked.lowercased() == ControlPaths.streamProtocol && StreamRequest(head: head) != nil) {
             head.headers.remove(name: "Upgrade")
             head.headers.replaceOrAdd(name: UpgradeRequestFilter.refusedHeader, value: asked)
             let connection = head.headers[canonicalForm: "Connection"].filter { $0.lowercased() != "upgrade" }
@@ -120,5 +115,6 @@ final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChannelHandler
             for token in connection { head.headers.add(name: "Connection", value: String(token)) }
         }
         context.fireChannelRead(wrapInboundOut(.head(head)))
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }
