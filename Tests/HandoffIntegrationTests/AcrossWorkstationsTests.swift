@@ -52,7 +52,7 @@ struct AcrossWorkstationsTests {
                 "--title", "Every type", "--info-json", infoFile, "--required-keys", "text,when",
                 "--webpage-url", "https://example.org/notes/1", "--attach", "--json",
             ])
-            defer { kill(owner, SIGKILL) }
+            defer { net.stop(owner, SIGKILL) }
             // It shows up in B's list.
             try await eventually(10, "the offer to reach b") {
                 try await net.ctl("b", "list").stdout.contains("org.example.editor.edit-note")
@@ -98,7 +98,7 @@ struct AcrossWorkstationsTests {
                 "--info", "position:=0", "--needs-save", "--attach",
                 "--refresh-with", "echo \"{\\\"position\\\": $(cat \(counter))}\"",
             ])
-            defer { kill(owner, SIGKILL) }
+            defer { net.stop(owner, SIGKILL) }
             try await eventually(10, "the offer to reach b") {
                 try await net.ctl("b", "list").stdout.contains("org.example.player.watch")
             }
@@ -162,7 +162,7 @@ struct AcrossWorkstationsTests {
             try await net.pair("a", "b")
             let watchLog = net.directory + "/watch.log"
             let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
-            defer { kill(watcher, SIGKILL) }
+            defer { net.stop(watcher, SIGKILL) }
             _ = try await net.ctl("a", "become-current", "--type", "org.example.shortlived")
             try await eventually(10, "offer at b") { try await net.ctl("b", "list").stdout.contains("shortlived") }
             _ = try await net.ctl("a", "invalidate")
@@ -310,7 +310,7 @@ struct AcrossWorkstationsTests {
             try await net.startDaemon("b", short)
             let watchLog = net.directory + "/watch.log"
             let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
-            defer { kill(watcher, SIGKILL) }
+            defer { net.stop(watcher, SIGKILL) }
             try await net.pair("a", "b")
             // Both may dial at once when trust is exchanged; let the duplicate be settled.
             try await Task.sleep(nanoseconds: 1_000_000_000)

@@ -64,7 +64,7 @@ struct ContinuationStreamTests {
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.hash", "--attach",
                 "--stream-exec", #"sha256sum | cut -c1-64; echo "for $HANDOFF_STREAM_DEVICE""#,
             ])
-            defer { kill(owner, SIGKILL) }
+            defer { net.stop(owner, SIGKILL) }
             try await waitForOffer(net, "org.example.hash")
             let request = net.directory + "/request.bin"
             let r0 = try await net.exec("a", ["/bin/sh", "-c", "head -c 3000000 /dev/urandom > \(request)"])
@@ -87,7 +87,7 @@ struct ContinuationStreamTests {
             let owner = try await net.spawn("a", log: net.directory + "/owner.log", [
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.echo", "--attach", "--stream-exec", "cat",
             ])
-            defer { kill(owner, SIGKILL) }
+            defer { net.stop(owner, SIGKILL) }
             try await waitForOffer(net, "org.example.echo")
             let client = HandoffClient(socketPath: net.socket("b"))
             let continued = try await client.continueActivity(type: "org.example.echo")
@@ -121,7 +121,7 @@ struct ContinuationStreamTests {
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.live", "--attach",
                 "--stream-exec", "while :; do head -c 65536 /dev/zero; sleep 0.05; done",
             ])
-            defer { kill(owner, SIGKILL) }
+            defer { net.stop(owner, SIGKILL) }
             try await waitForOffer(net, "org.example.live")
             let log1 = net.directory + "/continue1.log"
             let reader = try await net.spawn("b", log: log1, [try TestEnvironment.binary("handoffctl"), "continue", "--stream-to", "/dev/null"])
@@ -130,7 +130,7 @@ struct ContinuationStreamTests {
             }
             try await Task.sleep(nanoseconds: 500_000_000)
             // The origin app dies: the continuing side hears the stream was cut.
-            kill(owner, SIGKILL)
+            net.stop(owner, SIGKILL)
             let status1 = try await net.wait(reader, timeout: 5)
             #expect(status1 != nil && status1 != 0, "continue must fail within 5 s, got \(String(describing: status1))")
             let text1 = try String(contentsOfFile: log1, encoding: .utf8)
@@ -141,7 +141,7 @@ struct ContinuationStreamTests {
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.live2", "--attach",
                 "--stream-exec", "while :; do head -c 65536 /dev/zero; sleep 0.05; done",
             ])
-            defer { kill(owner2, SIGKILL) }
+            defer { net.stop(owner2, SIGKILL) }
             try await waitForOffer(net, "org.example.live2")
             let log2 = net.directory + "/continue2.log"
             let reader2 = try await net.spawn("b", log: log2, [
@@ -175,7 +175,7 @@ struct ContinuationStreamTests {
             let ctl = try TestEnvironment.binary("handoffctl")
             let slow = try await net.spawn("b", log: net.directory + "/slow.log", ["/bin/sh", "-c",
                 "\(ctl) continue --stream-to - | while dd bs=65536 count=4 iflag=fullblock of=/dev/null 2>/dev/null; do sleep 0.03; done"])
-            defer { kill(slow, SIGKILL) }
+            defer { net.stop(slow, SIGKILL) }
             try await eventually(10, "the stream to start") {
                 try String(contentsOfFile: net.logPath("a"), encoding: .utf8).contains("continuation stream opened")
             }
@@ -208,7 +208,7 @@ struct ContinuationStreamTests {
             let refuser = try await net.spawn("a", log: ownerLog, [
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.refuse", "--attach", "--streams",
             ])
-            defer { kill(refuser, SIGKILL) }
+            defer { net.stop(refuser, SIGKILL) }
             try await waitForOffer(net, "org.example.refuse")
             let r2 = try await net.ctl("b", "continue", "--stream-to", "/dev/null")
             #expect(r2.status == 1, "\(r2)")
@@ -216,7 +216,7 @@ struct ContinuationStreamTests {
             try await eventually(5, "the owner to say it refused") {
                 ((try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? "").contains("refused a stream from ws-b")
             }
-            kill(refuser, SIGKILL)
+            net.stop(refuser, SIGKILL)
 
             // 3. The owner never answers: an app's session that ignores stream-requested.
             let client = HandoffClient(socketPath: net.socket("a"))
@@ -248,10 +248,10 @@ struct ContinuationStreamTests {
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.live", "--attach",
                 "--stream-exec", "while :; do head -c 4096 /dev/zero; sleep 0.1; done",
             ])
-            defer { kill(live, SIGKILL) }
+            defer { net.stop(live, SIGKILL) }
             try await waitForOffer(net, "org.example.live")
             let first = try await net.spawn("b", log: net.directory + "/first.log", [try TestEnvironment.binary("handoffctl"), "continue", "--stream-to", "/dev/null"])
-            defer { kill(first, SIGKILL) }
+            defer { net.stop(first, SIGKILL) }
             try await eventually(10, "the first stream to start") {
                 ((try? String(contentsOfFile: net.directory + "/live.log", encoding: .utf8)) ?? "").contains("stream requested")
             }

@@ -78,9 +78,10 @@ extension PeerService {
                       case .compatible = hello.compatibility(with: PeerHello(deviceName: deviceName)) else {
                     return StreamFailure("peer_unreachable", "\(link.deviceName) did not answer as a compatible handoff peer")
                 }
-                // Authenticated (TLS pinned, hello done): the handshake deadline is over.
-                try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
-                try await outbound.write(.streamOpen(activityID: id))
+                // Authenticated (TLS pinned, hello done): the handshake deadline is over. (Gone
+                // already if the origin refused and closed at once: its answer is read below.)
+                try? await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+                try? await outbound.write(.streamOpen(activityID: id))
                 // The origin answers within its owner's deadline; this bounds an origin
                 // that says nothing at all.
                 let peerChannel = channel.channel
@@ -153,23 +154,20 @@ extension PeerService {
     nonisolated func serveStream(from peerID: DeviceID, hello: PeerHello, messages: inout StreamRelay.PeerMessages,
                                  outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel) async {
         let peerName = trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName
-        guard await beginStream(peerID, outgoing: false) else {
-            try? await outbound.write(.error(code: "busy", message: "\(settings.maximumStreamsPerPeer) streams from you are open already"))
-            return
-        }
         StreamChannelTuning.apply(to: channel)
         let started = NIODeadline.now()
         let state = StreamRelay.State()
         var activity: ActivityID?
+        var counted = false
         let failure = await originStream(peerID: peerID, peerName: peerName, messages: &messages, outbound: outbound,
-                                         channel: channel, state: state, activity: &activity)
-        await endStream(peerID, outgoing: false)
+                                         channel: channel, state: state, activity: &activity, counted: &counted)
+        if counted { await endStream(peerID, outgoing: false) }
         logStream("origin", activity: activity, peer: peerName, started: started, state: state, failure: failure)
     }
 
     nonisolated private func originStream(peerID: DeviceID, peerName: String, messages: inout StreamRelay.PeerMessages,
                                           outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel,
-                                          state: StreamRelay.State, activity: inout ActivityID?) async -> StreamFailure? {
+                                          state: StreamRelay.State, activity: inout ActivityID?, counted: inout Bool) async -> StreamFailure? {
         func refuse(_ f: StreamFailure) async -> StreamFailure {
             try? await outbound.write(.error(code: f.wireCode, message: f.message))
             return f
@@ -181,6 +179,12 @@ extension PeerService {
             return await refuse(StreamFailure("protocol", "a stream connection must start with streamOpen"))
         }
         activity = id
+        // Counted only now, after streamOpen: a refusal then always reaches the peer as
+        // an answer to what it asked, not as a connection closed under its request.
+        guard await beginStream(peerID, outgoing: false) else {
+            return await refuse(StreamFailure("busy", "\(settings.maximumStreamsPerPeer) streams from you are open already; wait for one to end"))
+        }
+        counted = true
         let source: StreamSource
         do { source = try await registry.streamSource(for: id) } catch {
             return await refuse(StreamFailure(wire: error.code, error.message))

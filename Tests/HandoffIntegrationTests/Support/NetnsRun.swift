@@ -77,9 +77,23 @@ final class NetnsRun: @unchecked Sendable {
         return pid
     }
 
+    /// Where scripts/netns records the processes it started (and their exits).
+    var exitDirectory: String {
+        let base = ProcessInfo.processInfo.environment["HANDOFF_NETNS_STATE"]
+            ?? (access("/run", W_OK) == 0 ? "/run/handoff-netns" : "/tmp/handoff-netns")
+        return "\(base)/\(name)/exit"
+    }
+
+    /// Signals a process started by `spawn`, unless it has exited already: this kernel
+    /// reuses PIDs quickly (pid_max 32768), and a stale PID may be another test's process.
+    func stop(_ pid: Int32, _ signal: Int32 = SIGKILL) {
+        guard access("\(exitDirectory)/\(pid).exit", F_OK) != 0 else { return }
+        Glibc.kill(pid, signal)
+    }
+
     func kill(_ host: String, _ signal: Int32 = SIGKILL) async {
         guard let pid = daemons[host] else { return }
-        Glibc.kill(pid, signal)
+        stop(pid, signal)
         _ = try? await CommandLineTool.run("/bin/bash", [NetnsRun.script, "wait", name, String(pid), "10"], environment: environment)
     }
 
