@@ -5,8 +5,8 @@ import Testing
 
 /// Two or three workstations in network namespaces, each with its own D-Bus, avahi-daemon
 /// and handoffd: discovery, trust, offers, continuing, failures. Root only (CI is root).
-@Suite(.serialized, .enabled(if: NetnsRun.available, "needs root and avahi-daemon for network namespaces"))
-struct AcrossWorkstationsTests {
+extension WorkstationTests {
+@Suite struct AcrossWorkstationsTests {
     /// Every value type, nested, in the typed-JSON convention.
     static let payload = #"""
         {"text": "Grüße \"quoted\"", "int": -9007199254740993, "double": 0.1, "whole": 2.0, "yes": true, "no": null,
@@ -344,4 +344,5 @@ struct AcrossWorkstationsTests {
             #expect(try await net.ctl("a", "status").status == 0)
         }
     }
+}
 }

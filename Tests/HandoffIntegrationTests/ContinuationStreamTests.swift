@@ -8,8 +8,8 @@ import Testing
 /// Continuation streams between two namespace workstations, through both daemons and
 /// mutual TLS: whole files, request and response with half-close, an origin that dies,
 /// a slow reader, and every refusal. Root only (CI is root).
-@Suite(.serialized, .enabled(if: NetnsRun.available, "needs root and avahi-daemon for network namespaces"))
-struct ContinuationStreamTests {
+extension WorkstationTests {
+@Suite struct ContinuationStreamTests {
     /// Two paired workstations; `extraA` are handoffd flags for the origin.
     func withPair(_ extraA: [String] = [], _ body: (NetnsRun) async throws -> Void) async throws {
         try await NetnsRun.with(["a", "b"]) { net in
@@ -265,4 +265,5 @@ struct ContinuationStreamTests {
             }
         }
     }
+}
 }

@@ -19,7 +19,11 @@ final class RawUnixSocket: @unchecked Sendable {
         }
         guard rc == 0 else {
             let e = errno
+            // A fully initialised class runs deinit when its init throws: mark the
+            // descriptor closed, or deinit closes the same number again, by then
+            // perhaps another thread's new socket (NIO crashed with EBADF on it).
             Glibc.close(fd)
+            fd = -1
             throw TestFailure("connect \(path): errno \(e)")
         }
     }
