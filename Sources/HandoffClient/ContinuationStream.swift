@@ -187,19 +187,7 @@ enum StreamConnection {
     }
 
     private static func readError(_ channel: ClientChannel) async throws -> HandoffClientError {
-        try await channel.executeThenClose { inbound, _ in
-            var status = 0
-            var bytes: [UInt8] = []
-            for try await part in inbound {
-                switch part {
-                case .head(let h): status = Int(h.status.code)
-                case .body(let b): bytes += b.readableBytesView
-                case .end:
-                    let json = (try? JSONValue(parsing: bytes)) ?? .null
-                    return .api(APIError(status: status, body: json) ?? APIError(status: status, code: "http_\(status)", message: "handoffd answered HTTP \(status)"))
-                }
-            }
-            return .connectionLost("handoffd closed the connection before answering")
-        }
+        let (status, json) = try await channel.executeThenClose { inbound, _ in try await ControlConnection.readResponse(inbound) }
+        return .api(APIError(status: status, body: json) ?? APIError(status: status, code: "http_\(status)", message: "handoffd answered HTTP \(status)"))
     }
 }

@@ -52,6 +52,23 @@ enum ControlConnection {
         return HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
     }
 
+    /// Reads one whole response: (status, JSON body).
+    static func readResponse(_ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>) async throws -> (Int, JSONValue) {
+        var status = 0
+        var bytes: [UInt8] = []
+        for try await part in inbound {
+            switch part {
+            case .head(let h): status = Int(h.status.code)
+            case .body(let b): bytes += b.readableBytesView
+            case .end:
+                do { return (status, try JSONValue(parsing: bytes)) } catch {
+                    throw HandoffClientError.badResponse("\(error)")
+                }
+            }
+        }
+        throw HandoffClientError.connectionLost("handoffd closed the connection before answering")
+    }
+
     /// Sends one request and reads the whole response: (status, JSON body).
     static func exchange(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
                          headers: [(String, String)] = []) async throws -> (Int, JSONValue) {
@@ -67,21 +84,7 @@ enum ControlConnection {
                 if let payload { parts.append(.body(.byteBuffer(payload))) }
                 parts.append(.end(nil))
                 try await outbound.write(contentsOf: parts)
-                var status = 0
-                var bytes: [UInt8] = []
-                for try await part in inbound {
-                    switch part {
-                    case .head(let h): status = Int(h.status.code)
-                    case .body(let b): bytes += b.readableBytesView
-                    case .end:
-                        let json: JSONValue
-                        do { json = try JSONValue(parsing: bytes) } catch {
-                            throw HandoffClientError.badResponse("\(error)")
-                        }
-                        return (status, json)
-                    }
-                }
-                throw HandoffClientError.connectionLost("handoffd closed the connection before answering")
+                return try await readResponse(inbound)
             }
         } catch let e as HandoffClientError {
             throw e

@@ -122,29 +122,10 @@ extension PeerService {
     }
 
     nonisolated private func dialStream(_ target: SocketAddress, expecting peer: DeviceID, on loop: EventLoop) async throws -> PeerChannel {
-        let tls = self.tls
-        let maxFrame = settings.maximumFrameBytes
-        let own = identity.deviceID
         let trust = self.trust
-        let deadline = settings.handshakeTimeout + settings.helloTimeout
-        return try await ClientBootstrap(group: loop)
-            .connectTimeout(settings.connectTimeout)
-            .channelOption(.socketOption(.so_keepalive), value: 1)
-            .channelOption(PeerService.keepIdle, value: 10)
-            .channelOption(PeerService.keepInterval, value: 5)
-            .channelOption(PeerService.keepCount, value: 3)
-            .connect(to: target) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(PreAuthenticationDeadline(deadline: deadline, account: ConnectionAccount()), name: PreAuthenticationDeadline.name)
-                    // Only the device the link is with: an address now used by another trusted device is refused.
-                    let verify = PeerTLS.verifier(own: own, isTrusted: { $0 == peer && trust.isTrusted($0) }, note: { _ in })
-                    try ops.addHandler(try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
-                    try PeerService.addFraming(channel, maxFrame: maxFrame)
-                    StreamChannelTuning.apply(to: channel)
-                    return try PeerChannel(wrappingChannelSynchronously: channel, configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)))
-                }
-            }
+        // Only the device the link is with: an address now used by another trusted device is refused.
+        return try await connectPeer(target, on: loop, isTrusted: { $0 == peer && trust.isTrusted($0) },
+                                     configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)), tuneForBulk: true)
     }
 
     // MARK: - Origin side

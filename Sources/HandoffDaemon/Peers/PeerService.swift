@@ -176,6 +176,34 @@ public actor PeerService: Service {
             }
     }
 
+    /// A TCP connection to a peer with TLS (pinned by `isTrusted`), the handshake deadline
+    /// and framing: what every dial, link or stream, starts with.
+    nonisolated func connectPeer(_ target: SocketAddress, on group: EventLoopGroup, isTrusted: @escaping @Sendable (DeviceID) -> Bool,
+                                 configuration: PeerChannel.Configuration = .init(), tuneForBulk: Bool = false,
+                                 note: @escaping @Sendable (PeerTLS.Verdict) -> Void = { _ in }) async throws -> PeerChannel {
+        let tls = self.tls
+        let maxFrame = settings.maximumFrameBytes
+        let deadline = settings.handshakeTimeout + settings.helloTimeout
+        let own = identity.deviceID
+        return try await ClientBootstrap(group: group)
+            .connectTimeout(settings.connectTimeout)
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(PeerService.keepIdle, value: 10)
+            .channelOption(PeerService.keepInterval, value: 5)
+            .channelOption(PeerService.keepCount, value: 3)
+            .connect(to: target) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let ops = channel.pipeline.syncOperations
+                    try ops.addHandler(PreAuthenticationDeadline(deadline: deadline, account: ConnectionAccount()), name: PreAuthenticationDeadline.name)
+                    let verify = PeerTLS.verifier(own: own, isTrusted: isTrusted, note: note)
+                    try ops.addHandler(try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
+                    try PeerService.addFraming(channel, maxFrame: maxFrame)
+                    if tuneForBulk { StreamChannelTuning.apply(to: channel) }
+                    return try PeerChannel(wrappingChannelSynchronously: channel, configuration: configuration)
+                }
+            }
+    }
+
     static func addFraming(_ channel: Channel, maxFrame: Int) throws {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: maxFrame), maximumBufferSize: maxFrame + 4))
@@ -427,28 +455,7 @@ public actor PeerService: Service {
         var connected = false
         do {
             let target = try SocketAddress(ipAddress: address, port: port)
-            let tls = self.tls
-            let maxFrame = settings.maximumFrameBytes
-            let deadline = settings.handshakeTimeout + settings.helloTimeout
-            let own = identity.deviceID
-            let trust = self.trust
-            let channel = try await ClientBootstrap(group: group)
-                .connectTimeout(settings.connectTimeout)
-                .channelOption(.socketOption(.so_keepalive), value: 1)
-                .channelOption(PeerService.keepIdle, value: 10)
-                .channelOption(PeerService.keepInterval, value: 5)
-                .channelOption(PeerService.keepCount, value: 3)
-                .connect(to: target) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(
-                            PreAuthenticationDeadline(deadline: deadline, account: ConnectionAccount()), name: PreAuthenticationDeadline.name)
-                        let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
-                        try channel.pipeline.syncOperations.addHandler(
-                            try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
-                        try PeerService.addFraming(channel, maxFrame: maxFrame)
-                        return try PeerChannel(wrappingChannelSynchronously: channel)
-                    }
-                }
+            let channel = try await connectPeer(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
             connected = true
             await serve(channel, dialled: key)
         } catch {
