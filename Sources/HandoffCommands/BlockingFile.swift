@@ -10,6 +10,18 @@ import Glibc
 struct BlockingFile: Sendable {
     let fd: CInt
     let name: String
+    /// Regular files and devices such as /dev/null answer at once: their calls are made
+    /// in place, without the hop to the pool (a thread switch per chunk costs more than the
+    /// call). Pipes, terminals and sockets can block for as long as their other end likes.
+    let direct: Bool
+
+    init(fd: CInt, name: String) {
+        self.fd = fd
+        self.name = name
+        var st = stat()
+        let kind = fstat(fd, &st) == 0 ? st.st_mode & S_IFMT : 0
+        direct = kind == S_IFREG || (kind == S_IFCHR && isatty(fd) == 0)
+    }
 
     static let pool: NIOThreadPool = {
         let p = NIOThreadPool(numberOfThreads: 8)
@@ -23,36 +35,42 @@ struct BlockingFile: Sendable {
 
     /// Up to `chunkBytes`; an empty buffer at end of file.
     func read() async throws -> ByteBuffer {
+        if direct { return try readNow() }
+        return try await BlockingFile.pool.runIfActive { try readNow() }
+    }
+
+    private func readNow() throws -> ByteBuffer {
         let fd = self.fd
         let name = self.name
-        return try await BlockingFile.pool.runIfActive {
-            var buffer = ByteBufferAllocator().buffer(capacity: BlockingFile.chunkBytes)
-            _ = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: BlockingFile.chunkBytes) { raw -> Int in
-                while true {
-                    let n = Glibc.read(fd, raw.baseAddress, BlockingFile.chunkBytes)
-                    if n >= 0 { return n }
-                    if errno != EINTR { throw Failure(description: "reading \(name): \(String(cString: strerror(errno)))") }
-                }
+        var buffer = ByteBufferAllocator().buffer(capacity: BlockingFile.chunkBytes)
+        _ = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: BlockingFile.chunkBytes) { raw -> Int in
+            while true {
+                let n = Glibc.read(fd, raw.baseAddress, BlockingFile.chunkBytes)
+                if n >= 0 { return n }
+                if errno != EINTR { throw Failure(description: "reading \(name): \(String(cString: strerror(errno)))") }
             }
-            return buffer
         }
+        return buffer
     }
 
     /// Writes all of `bytes`.
     func write(_ bytes: ByteBuffer) async throws {
+        if direct { return try writeNow(bytes) }
+        try await BlockingFile.pool.runIfActive { try writeNow(bytes) }
+    }
+
+    private func writeNow(_ bytes: ByteBuffer) throws {
         let fd = self.fd
         let name = self.name
-        try await BlockingFile.pool.runIfActive {
-            try bytes.withUnsafeReadableBytes { raw in
-                var off = 0
-                while off < raw.count {
-                    let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        throw Failure(description: "writing \(name): \(String(cString: strerror(errno)))")
-                    }
-                    off += n
+        try bytes.withUnsafeReadableBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw Failure(description: "writing \(name): \(String(cString: strerror(errno)))")
                 }
+                off += n
             }
         }
     }
