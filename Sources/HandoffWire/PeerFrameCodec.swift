@@ -7,14 +7,30 @@ public struct PeerFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = PeerMessage
 
     public let maximumFrameBytes: Int
+    private var cursor = StreamDataCursor()
 
     public init(maximumFrameBytes: Int) { self.maximumFrameBytes = maximumFrameBytes }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
-        guard length > 0, Int(length) <= maximumFrameBytes else {
-            throw PeerProtocolError(code: "frame-too-large", message: "a frame of \(length) bytes exceeds the \(maximumFrameBytes)-byte cap")
+        if cursor.remaining == 0 {
+            guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
+            guard length > 0, Int(length) <= maximumFrameBytes else {
+                throw PeerProtocolError(code: "frame-too-large", message: "a frame of \(length) bytes exceeds the \(maximumFrameBytes)-byte cap")
+            }
         }
+        // A stream's data goes on as it arrives (StreamDataCursor); everything else whole.
+        switch try cursor.step(&buffer) {
+        case .data(let bytes):
+            context.fireChannelRead(wrapInboundOut(.stream(.data(bytes))))
+            return .continue
+        case .started:
+            return .continue
+        case .needMoreData:
+            return .needMoreData
+        case .notData:
+            break
+        }
+        let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self)!
         guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 4)
         // Stream frames (continuation stream connections) skip the property-list path:

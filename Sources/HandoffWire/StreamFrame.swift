@@ -93,19 +93,77 @@ public enum StreamFrame: Sendable, Equatable {
     }
 }
 
+/// Passes a data frame's payload on as it arrives, without waiting for the whole frame:
+/// what one read brought in goes on as a slice of that read. Gathering whole frames made
+/// the decoder copy every byte once into its buffer (and hold up to a frame per stream).
+/// Frame boundaries carry no meaning, so the pieces are data frames of their own.
+public struct StreamDataCursor: Sendable {
+    /// Payload bytes of the current data frame still to come.
+    var remaining = 0
+
+    public init() {}
+
+    public enum Step {
+        case data(ByteBuffer)
+        /// A data frame's header was consumed; its payload follows.
+        case started
+        /// Not inside a data frame and no data frame starts here: decode a whole frame.
+        case notData
+        case needMoreData
+    }
+
+    /// Call before decoding a frame; `length` is the frame's length field once checked.
+    public mutating func step(_ buffer: inout ByteBuffer) throws(PeerProtocolError) -> Step {
+        if remaining > 0 {
+            guard buffer.readableBytes > 0 else { return .needMoreData }
+            let n = min(remaining, buffer.readableBytes)
+            remaining -= n
+            return .data(buffer.readSlice(length: n)!)
+        }
+        guard buffer.readableBytes >= 5 else { return .needMoreData }
+        let length = Int(buffer.getInteger(at: buffer.readerIndex, as: UInt32.self)!)
+        guard buffer.getInteger(at: buffer.readerIndex + 4, as: UInt8.self) == StreamFrame.dataType else { return .notData }
+        guard length > 1 else { throw .malformed("an empty data frame") }
+        buffer.moveReaderIndex(forwardBy: 5)
+        remaining = length - 1
+        return .started
+    }
+}
+
 /// Splits bytes into stream frames (control socket side). A length over the cap, or
-/// zero, is refused before anything is buffered. Data payloads are slices, not copies.
+/// zero, is refused before anything is buffered. Data payloads are slices, not copies,
+/// passed on as they arrive (`StreamDataCursor`).
 public struct StreamFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = StreamFrame
 
     public let maximumFrameBytes: Int
+    private var cursor = StreamDataCursor()
 
     public init(maximumFrameBytes: Int = StreamFrame.maximumFrameBytes) { self.maximumFrameBytes = maximumFrameBytes }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let frame = try StreamFrameDecoder.next(&buffer, maximumFrameBytes: maximumFrameBytes) else { return .needMoreData }
-        context.fireChannelRead(wrapInboundOut(frame))
-        return .continue
+        if cursor.remaining == 0, let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) {
+            try StreamFrameDecoder.checkLength(length, maximumFrameBytes)
+        }
+        switch try cursor.step(&buffer) {
+        case .data(let bytes):
+            context.fireChannelRead(wrapInboundOut(.data(bytes)))
+            return .continue
+        case .started:
+            return .continue
+        case .needMoreData:
+            return .needMoreData
+        case .notData:
+            guard let frame = try StreamFrameDecoder.next(&buffer, maximumFrameBytes: maximumFrameBytes) else { return .needMoreData }
+            context.fireChannelRead(wrapInboundOut(frame))
+            return .continue
+        }
+    }
+
+    static func checkLength(_ length: UInt32, _ maximumFrameBytes: Int) throws(PeerProtocolError) {
+        guard length > 0, Int(length) <= maximumFrameBytes else {
+            throw PeerProtocolError(code: "frame-too-large", message: "a frame of \(length) bytes exceeds the \(maximumFrameBytes)-byte cap")
+        }
     }
 
     public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
@@ -116,9 +174,7 @@ public struct StreamFrameDecoder: ByteToMessageDecoder {
     /// The next whole frame in `buffer`, or nil when more bytes are needed.
     public static func next(_ buffer: inout ByteBuffer, maximumFrameBytes: Int) throws(PeerProtocolError) -> StreamFrame? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
-        guard length > 0, Int(length) <= maximumFrameBytes else {
-            throw PeerProtocolError(code: "frame-too-large", message: "a frame of \(length) bytes exceeds the \(maximumFrameBytes)-byte cap")
-        }
+        try checkLength(length, maximumFrameBytes)
         guard buffer.readableBytes >= 4 + Int(length) else { return nil }
         buffer.moveReaderIndex(forwardBy: 4)
         let type = buffer.readInteger(as: UInt8.self)!

@@ -21,6 +21,19 @@ struct StreamFrameTests {
         return bytes
     }
 
+    private func joined(_ frames: [StreamFrame]) -> [StreamFrame] {
+        var out: [StreamFrame] = []
+        for f in frames {
+            if case .data(var more) = f, case .data(var last)? = out.last {
+                last.writeBuffer(&more)
+                out[out.count - 1] = .data(last)
+            } else {
+                out.append(f)
+            }
+        }
+        return out
+    }
+
     @Test func layout() throws {
         let c = try channel()
         #expect(try encoded(.data(ByteBuffer(bytes: [0xAA, 0xBB])), c) == [0, 0, 0, 3, 0x10, 0xAA, 0xBB])
@@ -45,7 +58,10 @@ struct StreamFrameTests {
             try c.writeInbound(ByteBuffer(bytes: [b]))
             while let f = try c.readInbound(as: StreamFrame.self) { got.append(f) }
         }
-        #expect(got == frames)
+        // Data is passed on as it arrives (here a byte at a time), and frame boundaries
+        // carry no meaning: compare with consecutive data joined.
+        #expect(got.count > frames.count)
+        #expect(joined(got) == joined(frames))
         #expect(try c.finish().isClean)
     }
 
