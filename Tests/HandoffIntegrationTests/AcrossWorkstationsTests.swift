@@ -35,7 +35,8 @@ extension WorkstationTests {
                 }
             }
             // A real mDNS client sees the service with only the documented TXT.
-            let browse = try await net.exec("b", ["avahi-browse", "-rtp", "_handoff._tcp"])
+            // Bounded: -t waits for every resolver, and one that never answers hung a run.
+            let browse = try await net.exec("b", ["timeout", "-k", "2", "10", "avahi-browse", "-rtp", "_handoff._tcp"])
             let line = try #require(browse.stdout.split(separator: "\n").first { $0.hasPrefix("=") && $0.contains("ws-a") }, "\(browse)")
             #expect(line.contains("\"v=1\""), "\(line)")
             #expect(line.contains("\"h="), "\(line)")
@@ -204,7 +205,7 @@ extension WorkstationTests {
             let restart = try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "avahi-restart", net.name, "a"], environment: net.environment)
             #expect(restart.status == 0, "\(restart)")
             try await eventually(20, "b to browse ws-a again") {
-                try await net.exec("b", ["avahi-browse", "-rtp", "_handoff._tcp"]).stdout.contains("ws-a")
+                try await net.exec("b", ["timeout", "-k", "2", "10", "avahi-browse", "-rtp", "_handoff._tcp"]).stdout.contains("ws-a")
             }
             try await eventually(20, "a to say discovery is running again") {
                 try await net.ctl("a", "status").stdout.contains("discovery: available")
@@ -292,7 +293,7 @@ extension WorkstationTests {
                 guard let na = try await advertised("a"), let nb = try await advertised("b") else { return false }
                 return na != nb && [na, nb].allSatisfy { $0.hasPrefix("twin") } && [na, nb].contains { $0.hasPrefix("twin #") }
             }
-            let browse = try await net.exec("a", ["avahi-browse", "-rtp", "_handoff._tcp"])
+            let browse = try await net.exec("a", ["timeout", "-k", "2", "10", "avahi-browse", "-rtp", "_handoff._tcp"])
             for name in [try await advertised("a"), try await advertised("b")].compactMap({ $0 }) {
                 // avahi-browse -p writes a space as \032 and # as \035.
                 let escaped = name.replacingOccurrences(of: " ", with: "\\032").replacingOccurrences(of: "#", with: "\\035")
