@@ -2,6 +2,7 @@ import HandoffClient
 import HandoffCore
 import HandoffWire
 import NIOCore
+import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,44 +26,58 @@ struct StreamExec {
             try? await client.refuseStream(streamID, reason: "the origin could not start its stream command")
             return
         }
-        let input = BlockingFile(fd: child.stdin, name: "the stream command's stdin")
-        let output = BlockingFile(fd: child.stdout, name: "the stream command's stdout")
-        defer { close(child.stdout) }
+        // CMD's stdout and stdin as one NIO pipe channel: read as data arrives (epoll), no
+        // thread hop per chunk; closing its output half closes CMD's stdin.
+        let pipe: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
-            let (sent, received) = try await client.acceptStream(streamID) { stream in
-                try await withThrowingTaskGroup(of: Int64.self) { group in
-                    // The other side's bytes into CMD's stdin; its end closes stdin.
-                    group.addTask {
-                        // However this ends, CMD's stdin closes: that is how CMD sees the end.
-                        defer { close(child.stdin) }
-                        var total: Int64 = 0
-                        do {
+            pipe = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 1 << 20))
+                .takingOwnershipOfDescriptors(input: child.stdout, output: child.stdin) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel,
+                                                                     configuration: .init(isOutboundHalfClosureEnabled: true))
+                    }
+                }
+        } catch {
+            close(child.stdin)
+            close(child.stdout)
+            kill(child.pid, SIGTERM)
+            _ = await BlockingFile.waitForExit(child)
+            note("could not connect to --stream-exec's pipes: \(error)")
+            try? await client.refuseStream(streamID, reason: "the origin could not start its stream command")
+            return
+        }
+        do {
+            let (sent, received) = try await pipe.executeThenClose { fromCommand, toCommand in
+                try await client.acceptStream(streamID) { stream in
+                    try await withThrowingTaskGroup(of: Int64.self) { group in
+                        // The other side's bytes into CMD's stdin; its end closes stdin.
+                        group.addTask {
+                            var total: Int64 = 0
                             while let bytes = try await stream.reader.read() {
-                                try await input.write(bytes)
+                                // CMD stopped reading (it exited or closed stdin): not an error
+                                // by itself; its exit status decides.
+                                do { try await toCommand.write(bytes) } catch { break }
                                 total += Int64(bytes.readableBytes)
                             }
-                        } catch let e as BlockingFile.Failure {
-                            // CMD stopped reading (it exited or closed stdin): not an error by
-                            // itself; its exit status decides.
-                            _ = e
+                            toCommand.finish()  // CMD's stdin closes: that is how CMD sees the end
+                            return total
                         }
-                        return total
+                        var total: Int64 = 0
+                        for try await bytes in fromCommand {
+                            try await stream.writer.write(bytes)
+                            total += Int64(bytes.readableBytes)
+                        }
+                        let status = await BlockingFile.waitForExit(child)
+                        if status != 0 {
+                            await stream.writer.fail(code: "stream_exec_failed", message: "the origin's stream command exited with status \(status)")
+                            throw CommandFailure(description: "--stream-exec exited with status \(status)")
+                        }
+                        try await stream.writer.finish()
+                        let received = try await group.next() ?? 0
+                        return (total, received)
                     }
-                    var total: Int64 = 0
-                    while true {
-                        let bytes = try await output.read()
-                        if bytes.readableBytes == 0 { break }
-                        try await stream.writer.write(bytes)
-                        total += Int64(bytes.readableBytes)
-                    }
-                    let status = await BlockingFile.waitForExit(child)
-                    if status != 0 {
-                        await stream.writer.fail(code: "stream_exec_failed", message: "the origin's stream command exited with status \(status)")
-                        throw CommandFailure(description: "--stream-exec exited with status \(status)")
-                    }
-                    try await stream.writer.finish()
-                    let received = try await group.next() ?? 0
-                    return (total, received)
                 }
             }
             note("stream to \(device.name) done: \(sent) bytes sent, \(received) received")

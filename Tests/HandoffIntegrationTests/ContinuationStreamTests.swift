@@ -243,6 +243,19 @@ extension WorkstationTests {
             }
             #expect(asked)
 
+            // 3b. The owner's command fails: what it printed arrives, then the failure, not an end.
+            let failing = try await net.spawn("a", log: net.directory + "/failing.log", [
+                try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.failing", "--attach",
+                "--stream-exec", "echo partial; exit 3",
+            ])
+            defer { net.stop(failing, SIGKILL) }
+            try await waitForOffer(net, "org.example.failing")
+            let r3b = try await net.ctl("b", "continue", "--stream-to", net.directory + "/failing.out")
+            #expect(r3b.status == 1, "\(r3b)")
+            #expect(r3b.stderr.contains("exited with status 3"), "\(r3b)")
+            #expect(!FileManager.default.fileExists(atPath: net.directory + "/failing.out"), "a failed stream leaves no file")
+            net.stop(failing, SIGKILL)
+
             // 4. Beyond the per-peer cap (1 here): the second stream is refused while the first runs.
             let live = try await net.spawn("a", log: net.directory + "/live.log", [
                 try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.live", "--attach",
