@@ -47,9 +47,13 @@ public struct ContinuationStream: Sendable {
         let channel: Channel
 
         public func write(_ bytes: ByteBuffer) async throws {
-            guard bytes.readableBytes > 0 else { return }
-            do { try await outbound.write(.data(bytes)) } catch {
-                throw HandoffClientError.stream(code: "connection_lost", message: "the stream closed while writing: \(error)")
+            // Any size in, frames of at most 256 KiB out (the daemon refuses frames over 1 MiB).
+            var rest = bytes
+            while rest.readableBytes > 0 {
+                let piece = rest.readSlice(length: min(rest.readableBytes, StreamFrame.preferredDataBytes))!
+                do { try await outbound.write(.data(piece)) } catch {
+                    throw HandoffClientError.stream(code: "connection_lost", message: "the stream closed while writing: \(error)")
+                }
             }
         }
 

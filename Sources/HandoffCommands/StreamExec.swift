@@ -32,7 +32,7 @@ struct StreamExec {
         do {
             pipe = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelOption(.allowRemoteHalfClosure, value: true)
-                .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 1 << 20))
+                .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 65536, maximum: 256 * 1024))
                 .takingOwnershipOfDescriptors(input: child.stdout, output: child.stdin) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel,

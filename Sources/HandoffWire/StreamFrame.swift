@@ -24,7 +24,7 @@ public enum StreamFrame: Sendable, Equatable {
     public static let openType: UInt8 = 0x13
 
     /// The largest `data` payload our writers produce; receivers accept up to their frame cap.
-    public static let preferredDataBytes = 64 * 1024
+    public static let preferredDataBytes = 256 * 1024
     /// The default frame cap on the control socket.
     public static let maximumFrameBytes = 1 << 20
 

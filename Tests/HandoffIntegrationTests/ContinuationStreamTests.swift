@@ -80,6 +80,27 @@ extension WorkstationTests {
         }
     }
 
+    /// Bulk from an app at the origin (not a file the daemon reads): what `cat` writes
+    /// arrives whole, through handoffctl's pipes, both daemons and the relay.
+    @Test func bulkFromAnAttachedAppArrivesWhole() async throws {
+        try await withPair { net in
+            let source = net.directory + "/app-data.bin"
+            let made = try await net.exec("a", ["/bin/sh", "-c", "head -c 67108864 /dev/urandom > \(source)"])
+            #expect(made.status == 0)
+            let owner = try await net.spawn("a", log: net.directory + "/owner.log", [
+                try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.bulk", "--attach",
+                "--stream-exec", "cat \(source)",
+            ])
+            defer { net.stop(owner, SIGKILL) }
+            try await waitForOffer(net, "org.example.bulk")
+            let target = net.directory + "/app-received.bin"
+            let r = try await net.ctl("b", "continue", "--stream-to", target)
+            #expect(r.status == 0, "\(r)")
+            #expect(r.stdout.contains("stream: 67108864 bytes received"), "\(r)")
+            #expect(try await sha256(net, target) == (try await sha256(net, source)))
+        }
+    }
+
     /// Through the client library: both directions interleave before either ends; each
     /// side's end reaches the other after everything it sent.
     @Test func bothDirectionsInterleaveThroughTheClientLibrary() async throws {

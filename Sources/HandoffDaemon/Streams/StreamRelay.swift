@@ -98,6 +98,14 @@ enum StreamRelay {
             }
             peerChannel.close(promise: nil)
         } catch is CancellationError {
+        } catch let e as PeerProtocolError {
+            // The app's bytes broke the frame rules (a frame over the cap, say): both sides hear it.
+            if state.fail(StreamFailure("protocol", "the app's frames broke the stream's rules: \(e.message)")) {
+                try? await app.outbound.write(StreamFailure("protocol", "your frames broke the stream's rules: \(e.message)").frame)
+                try? await peerOut.write(StreamFailure("app_closed", "the app at the other end broke the stream protocol: \(e.message)").peerFrame)
+            }
+            peerChannel.close(promise: nil)
+            app.channel.close(promise: nil)
         } catch {
             // Writing to the peer failed (it went away), or reading the app failed.
             let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream")
