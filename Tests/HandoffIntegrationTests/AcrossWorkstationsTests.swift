@@ -177,6 +177,10 @@ extension WorkstationTests {
             }
             let expired = try await net.ctl("b", "continue", "--type", "org.example.expiring")
             #expect(expired.status == 1)
+            // The watcher is another process: its last line lands a moment after `continue` returns.
+            try await eventually(5, "did-fail-to-continue at the watcher") {
+                ((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").contains("\"did-fail-to-continue\"")
+            }
             let events = try String(contentsOfFile: watchLog, encoding: .utf8)
             #expect(events.contains("\"peer-offer\""))
             #expect(events.contains("\"activity\":null"), "a withdrawal event: \(events)")
