@@ -14,8 +14,9 @@ import Testing
     /// Sends an upgrade request and reads everything until the daemon closes.
     func upgrade(_ f: Fixture, _ target: String, extra: String = "", then frames: [UInt8] = []) async throws -> (head: String, frames: [StreamFrame]) {
         let s = try RawUnixSocket(path: f.daemon.socketPath)
-        try s.send("POST \(target) HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: handoff-stream\r\nContent-Length: 0\r\n\(extra)\r\n")
-        if !frames.isEmpty { try s.send(frames) }
+        // One write: frames right behind the request reach the daemon in the same read, the
+        // path that once crashed it (and the daemon may answer and close before a second).
+        try s.send(Array("POST \(target) HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: handoff-stream\r\nContent-Length: 0\r\n\(extra)\r\n".utf8) + frames)
         let (data, closed) = await s.readUntilClosed(timeout: 5)
         #expect(closed, "the daemon closes a stream it cannot serve")
         let text = String(decoding: data, as: UTF8.self)
