@@ -1,3 +1,4 @@
+import HandoffWire
 import NIOCore
 import NIOPosix
 #if canImport(Glibc)
@@ -40,17 +41,9 @@ struct BlockingFile: Sendable {
     }
 
     private func readNow() throws -> ByteBuffer {
-        let fd = self.fd
-        let name = self.name
-        var buffer = ByteBufferAllocator().buffer(capacity: BlockingFile.chunkBytes)
-        _ = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: BlockingFile.chunkBytes) { raw -> Int in
-            while true {
-                let n = Glibc.read(fd, raw.baseAddress, BlockingFile.chunkBytes)
-                if n >= 0 { return n }
-                if errno != EINTR { throw Failure(description: "reading \(name): \(String(cString: strerror(errno)))") }
-            }
+        do { return try ByteBuffer.readChunk(from: fd, upTo: BlockingFile.chunkBytes) } catch let e as ReadFailure {
+            throw Failure(description: "reading \(name): \(e.reason)")
         }
-        return buffer
     }
 
     /// Writes all of `bytes`.

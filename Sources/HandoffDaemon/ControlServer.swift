@@ -56,11 +56,10 @@ public final class ControlServer: Service, Sendable {
         if case .path(let p) = listener { unlink(p) }  // systemd owns an inherited socket's file
     }
 
-    /// An accepted connection: refused by a `RefusalHandler` (`refused` set), or on its way
-    /// to HTTP or a stream once its first request says which (`kind`).
+    /// An accepted connection: refused by a `RefusalHandler` (no `kind`), or on its way to
+    /// HTTP or a stream once its first request says which.
     struct Accepted: Sendable {
         let channel: Channel
-        let refused: ControlChannel?
         let kind: EventLoopFuture<ControlConnectionKind>?
     }
 
@@ -87,7 +86,7 @@ public final class ControlServer: Service, Sendable {
                 let ops = channel.pipeline.syncOperations
                 if let refusal {
                     try ops.addHandler(RefusalHandler(refusal))
-                    return Accepted(channel: channel, refused: try ControlChannel(wrappingChannelSynchronously: channel), kind: nil)
+                    return Accepted(channel: channel, kind: nil)
                 }
                 // The first request may upgrade the connection to a continuation stream;
                 // every other connection is plain HTTP from its first request on.
@@ -107,7 +106,7 @@ public final class ControlServer: Service, Sendable {
                 // Until the first request says what the connection is, nothing else would
                 // close it on garbage (the 400 is written first, by NIO's error handler).
                 try ops.addHandler(CloseOnError())
-                return Accepted(channel: channel, refused: nil, kind: kind)
+                return Accepted(channel: channel, kind: kind)
             }.flatMapErrorThrowing { error in
                 logger.debug("could not set up a control connection", metadata: ["error": "\(error)"])
                 throw error

@@ -14,9 +14,7 @@ public struct PeerFrameDecoder: ByteToMessageDecoder {
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if cursor.remaining == 0 {
             guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
-            guard length > 0, Int(length) <= maximumFrameBytes else {
-                throw PeerProtocolError(code: "frame-too-large", message: "a frame of \(length) bytes exceeds the \(maximumFrameBytes)-byte cap")
-            }
+            try StreamFrameDecoder.checkLength(length, maximumFrameBytes)
         }
         // A stream's data goes on as it arrives (StreamDataCursor); everything else whole.
         switch try cursor.step(&buffer) {

@@ -31,7 +31,8 @@ enum StreamFileServer {
         defer { close(fd) }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await send(fd: fd, path: path, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state) }
-            await discard(&peerMessages, peerName: peerName, peerChannel: peerChannel, state: state)
+            // The other direction is read as a relay reads it, with nowhere to deliver to.
+            await StreamRelay.peerToApp(&peerMessages, app: nil, peerName: peerName, state: state)
             if state.failure != nil {
                 group.cancelAll()
                 peerChannel.close(promise: nil)
@@ -46,17 +47,11 @@ enum StreamFileServer {
         let allocator = peerChannel.allocator
         do {
             while true {
-                let chunk = try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
-                    var buffer = allocator.buffer(capacity: chunkBytes)
-                    let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkBytes) { raw -> Int in
-                        while true {
-                            let r = read(fd, raw.baseAddress, chunkBytes)
-                            if r >= 0 { return r }
-                            if errno != EINTR { throw StreamFailure("stream_unavailable", "reading \(path) on the origin failed: \(String(cString: strerror(errno)))") }
-                        }
-                    }
-                    _ = n
-                    return buffer
+                let chunk: ByteBuffer
+                do {
+                    chunk = try await NIOThreadPool.singleton.runIfActive { try ByteBuffer.readChunk(from: fd, upTo: chunkBytes, allocator: allocator) }
+                } catch let e as ReadFailure {
+                    throw StreamFailure("stream_unavailable", "reading \(path) on the origin failed: \(e.reason)")
                 }
                 if chunk.readableBytes == 0 { break }
                 try await peerOut.write(.stream(.data(chunk)))
@@ -72,34 +67,5 @@ enum StreamFileServer {
             _ = state.fail(StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream"))
             peerChannel.close(promise: nil)
         }
-    }
-
-    private static func discard(_ messages: inout StreamRelay.PeerMessages, peerName: String, peerChannel: Channel, state: StreamRelay.State) async {
-        var ended = false
-        do {
-            while let message = try await messages.next() {
-                switch message {
-                case .stream(.data(let bytes)) where !ended:
-                    state.add(toApp: bytes.readableBytes)
-                case .stream(.end) where !ended:
-                    ended = true
-                    state.peerEnded()
-                    if state.hasAppEnded { return }
-                case .stream(.error(let code, let message)), .error(let code, let message):
-                    _ = state.fail(StreamFailure(wire: code, message))
-                    return
-                default:
-                    if state.fail(StreamFailure("protocol", "\(peerName) sent something that is not a stream frame")) {
-                        peerChannel.close(promise: nil)
-                    }
-                    return
-                }
-            }
-        } catch {
-            _ = state.fail(StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream: \(error)"))
-            return
-        }
-        if state.failure != nil || (ended && state.hasAppEnded) { return }
-        _ = state.fail(StreamFailure("peer_gone", "\(peerName) closed the stream before it was finished"))
     }
 }

@@ -77,9 +77,8 @@ enum StreamRelay {
                     try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get()
                     return
                 case .error(let code, let message):
-                    if state.fail(StreamFailure(code, message)) {
-                        try? await peerOut.write(.stream(.error(code: String(code.map { $0 == "_" ? "-" : $0 }), message: message)))
-                    }
+                    let f = StreamFailure(code, message)
+                    if state.fail(f) { try? await peerOut.write(f.peerFrame) }
                     peerChannel.close(promise: nil)
                     return
                 case .open:
@@ -115,40 +114,41 @@ enum StreamRelay {
         }
     }
 
-    private static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd, peerName: String, state: State) async {
+    /// The peer's direction, to `app`; without an app (a stream file at the origin) what
+    /// arrives is counted and dropped, with the same rules for its end and its failures.
+    static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd?, peerName: String, state: State) async {
+        func fail(_ f: StreamFailure) async {
+            if state.fail(f) { try? await app?.outbound.write(f.frame) }
+        }
         var ended = false
         do {
             while let message = try await messages.next() {
                 switch message {
                 case .stream(.data(let bytes)) where !ended:
-                    try await app.outbound.write(.data(bytes))
+                    try await app?.outbound.write(.data(bytes))
                     state.add(toApp: bytes.readableBytes)
                 case .stream(.end) where !ended:
                     ended = true
                     state.peerEnded()
-                    try await app.channel.writeAndFlush(StreamFrame.end).get()
+                    try await app?.channel.writeAndFlush(StreamFrame.end).get()
                     if state.hasAppEnded { return }
                     // Keep reading: the peer's close (or an error) after this still counts
                     // while our app's direction is open.
                 case .stream(.error(let code, let message)), .error(let code, let message):
-                    let f = StreamFailure(wire: code, message)
-                    if state.fail(f) { try? await app.outbound.write(f.frame) }
+                    await fail(StreamFailure(wire: code, message))
                     return
                 default:
-                    let f = StreamFailure("protocol", "\(peerName) sent something that is not a stream frame")
-                    if state.fail(f) { try? await app.outbound.write(f.frame) }
+                    await fail(StreamFailure("protocol", "\(peerName) sent something that is not a stream frame"))
                     return
                 }
             }
         } catch {
             if state.failure != nil { return }  // we closed it because of a failure already
-            let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream: \(error)")
-            if state.fail(f) { try? await app.outbound.write(f.frame) }
+            await fail(StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream: \(error)"))
             return
         }
         // The peer closed. Fine once both directions are done; otherwise the stream broke.
         if state.failure != nil || (ended && state.hasAppEnded) { return }
-        let f = StreamFailure("peer_gone", "\(peerName) closed the stream before it was finished")
-        if state.fail(f) { try? await app.outbound.write(f.frame) }
+        await fail(StreamFailure("peer_gone", "\(peerName) closed the stream before it was finished"))
     }
 }

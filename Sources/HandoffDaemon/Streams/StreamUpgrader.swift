@@ -77,7 +77,7 @@ struct StreamUpgrader: NIOTypedHTTPServerProtocolUpgrader {
         return channel.eventLoop.makeCompletedFuture {
             let ops = channel.pipeline.syncOperations
             // The request deadlines are for HTTP; a stream lives as long as its data flows.
-            try ops.removeHandler(context: try ops.context(name: RequestDeadlineHandler.name)).whenFailure { _ in }
+            ops.removeHandler(context: try ops.context(name: RequestDeadlineHandler.name)).whenFailure { _ in }
             if let filter = try? ops.context(name: UpgradeRequestFilter.name) { ops.removeHandler(context: filter).whenFailure { _ in } }
             try ops.addHandler(ByteToMessageHandler(StreamFrameDecoder(maximumFrameBytes: maximumFrameBytes), maximumBufferSize: maximumFrameBytes + 4))
             try ops.addHandler(StreamFrameEncoder())
