@@ -60,7 +60,7 @@ enum StreamFileServer {
             state.appEnded()
             try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get()
         } catch let f as StreamFailure {
-            if state.fail(f) { try? await peerOut.write(f.peerFrame) }
+            if state.fail(f) { await StreamRelay.sendLast(f.peerFrame, on: peerChannel) }
             peerChannel.close(promise: nil)
         } catch is CancellationError {
         } catch {

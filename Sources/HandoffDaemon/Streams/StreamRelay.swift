@@ -78,14 +78,14 @@ enum StreamRelay {
                     return
                 case .error(let code, let message):
                     let f = StreamFailure(code, message)
-                    if state.fail(f) { try? await peerOut.write(f.peerFrame) }
+                    if state.fail(f) { await sendLast(f.peerFrame, on: peerChannel) }
                     peerChannel.close(promise: nil)
                     return
                 case .open:
                     let f = StreamFailure("protocol", "an app sent an open frame; only handoffd sends those")
                     if state.fail(f) {
                         try? await app.outbound.write(f.frame)
-                        try? await peerOut.write(StreamFailure("app_closed", "the app at the other end broke the stream protocol").peerFrame)
+                        await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol").peerFrame, on: peerChannel)
                     }
                     peerChannel.close(promise: nil)
                     return
@@ -93,7 +93,7 @@ enum StreamRelay {
             }
             // The app's connection ended without an end frame: an abort, not a finish.
             if state.fail(StreamFailure("app_closed", "the app at the other end closed the stream before ending it")) {
-                try? await peerOut.write(state.failure!.peerFrame)
+                await sendLast(state.failure!.peerFrame, on: peerChannel)
             }
             peerChannel.close(promise: nil)
         } catch is CancellationError {
@@ -101,7 +101,7 @@ enum StreamRelay {
             // The app's bytes broke the frame rules (a frame over the cap, say): both sides hear it.
             if state.fail(StreamFailure("protocol", "the app's frames broke the stream's rules: \(e.message)")) {
                 try? await app.outbound.write(StreamFailure("protocol", "your frames broke the stream's rules: \(e.message)").frame)
-                try? await peerOut.write(StreamFailure("app_closed", "the app at the other end broke the stream protocol: \(e.message)").peerFrame)
+                await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol: \(e.message)").peerFrame, on: peerChannel)
             }
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
@@ -112,6 +112,15 @@ enum StreamRelay {
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
         }
+    }
+
+    /// Writes a stream's last frame and waits until it is on the wire (at most 5 s, for a
+    /// peer that stopped reading): closing right after a plain write could drop it, and the
+    /// other side would see a bare close instead of the reason.
+    static func sendLast(_ message: PeerMessage, on channel: Channel) async {
+        let limit = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+        try? await channel.writeAndFlush(message).get()
+        limit.cancel()
     }
 
     /// The peer's direction, to `app`; without an app (a stream file at the origin) what
