@@ -89,6 +89,9 @@ let package = Package(
             name: "HandoffCoreTests",
             dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
+            name: "HandoffDaemonTests",
+            dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(
             name: "HandoffIntegrationTests",
             dependencies: ["HandoffCore", "HandoffWire", "HandoffClient", .product(name: "NIOCore", package: "swift-nio")]
         ),

@@ -49,6 +49,8 @@ public struct Daemon: Sendable {
         peerSettings.helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)
         peerSettings.maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
         peerSettings.maximumStreamsPerPeer = config.maximumStreamsPerPeer
+        peerSettings.maximumUnauthenticated = config.peerMaximumUnauthenticated
+        peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds))
         await registry.onSessionClosed { token in Task { await streams.sessionClosed(token) } }
         let peers = try PeerService(

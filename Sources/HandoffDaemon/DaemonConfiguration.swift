@@ -23,7 +23,10 @@ public struct DaemonConfiguration: Sendable {
     /// Advertise and browse with Avahi.
     public var discovery = true
     /// A peer must finish the TLS handshake and the hello within this.
-    public var peerHandshakeTimeoutMilliseconds: Int64 = 15_000
+    public var peerHandshakeTimeoutMilliseconds: Int64 = 5_000
+    /// Peer connections that have not said hello yet, in all and from one address.
+    public var peerMaximumUnauthenticated = PeerServiceSettings().maximumUnauthenticated
+    public var peerMaximumUnauthenticatedPerAddress = PeerServiceSettings().maximumUnauthenticatedPerAddress
     /// An app asked for a continuation stream must take it (or refuse it) within this.
     public var streamAcceptTimeoutMilliseconds: Int64 = 10_000
     /// Continuation streams one peer may have open with this device at once, each way.
@@ -87,6 +90,8 @@ public struct DaemonConfiguration: Sendable {
             guard let p = Int(value), (0...65535).contains(p) else { throw FileError(description: "peer-port must be 0 to 65535, not \"\(value)\"") }
             peerPort = p
         case "peer-handshake-timeout-ms": peerHandshakeTimeoutMilliseconds = Int64(try int(value))
+        case "peer-max-unauthenticated": peerMaximumUnauthenticated = try int(value)
+        case "peer-max-unauthenticated-per-address": peerMaximumUnauthenticatedPerAddress = try int(value)
         case "stream-accept-timeout-ms": streamAcceptTimeoutMilliseconds = Int64(try int(value))
         case "max-streams-per-peer": maximumStreamsPerPeer = try int(value)
         case "discovery":

@@ -52,8 +52,14 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("peer-port"), help: "The peer port; 0 picks a free one, advertised over mDNS (default: 0).")
     var peerPort: Int?
 
-    @Option(name: .customLong("peer-handshake-timeout-ms"), help: "A peer must finish TLS and the hello within this (default: 15000).")
+    @Option(name: .customLong("peer-handshake-timeout-ms"), help: "A peer must finish TLS and the hello within this (default: 5000).")
     var peerHandshakeTimeoutMs: Int?
+
+    @Option(name: .customLong("peer-max-unauthenticated"), help: "Peer connections that have not said hello yet, in all (default: 32).")
+    var peerMaxUnauthenticated: Int?
+
+    @Option(name: .customLong("peer-max-unauthenticated-per-address"), help: "Peer connections not past the hello from one address (default: 8).")
+    var peerMaxUnauthenticatedPerAddress: Int?
 
     @Option(name: .customLong("stream-accept-timeout-ms"), help: "An app asked for a continuation stream must take it within this (default: 10000).")
     var streamAcceptTimeoutMs: Int?
@@ -79,6 +85,8 @@ struct Handoffd: AsyncParsableCommand {
                 ("peer-listen", peerListen), ("peer-port", peerPort.map(String.init)),
                 ("discovery", noDiscovery ? "no" : nil),
                 ("peer-handshake-timeout-ms", peerHandshakeTimeoutMs.map(String.init)),
+                ("peer-max-unauthenticated", peerMaxUnauthenticated.map(String.init)),
+                ("peer-max-unauthenticated-per-address", peerMaxUnauthenticatedPerAddress.map(String.init)),
                 ("stream-accept-timeout-ms", streamAcceptTimeoutMs.map(String.init)),
                 ("max-streams-per-peer", maxStreamsPerPeer.map(String.init)),
             ]

@@ -11,10 +11,12 @@ import ServiceLifecycle
 
 typealias PeerChannel = NIOAsyncChannel<PeerMessage, PeerMessage>
 
-/// A connection the listener accepted, or refused at the caps (closed at once by `serve`).
-struct AcceptedPeer: Sendable {
-    let channel: PeerChannel
-    let refused: Bool
+/// What the listener made of an accepted connection. A refused one never gets a typed
+/// channel: its pipeline holds nothing but the handler that closes it, so none of its
+/// bytes can reach a handler expecting peer messages.
+enum AcceptedPeer: Sendable {
+    case admitted(PeerChannel)
+    case refused
 }
 
 /// Everything between this workstation and the user's others: the TLS listener, the
@@ -32,7 +34,7 @@ public actor PeerService: Service {
     let group: EventLoopGroup
     let logger: Logger
     let avahi: AvahiDiscovery?
-    let counter: PeerConnectionCounter
+    let admission: PeerAdmissionGate
 
     var devices: [DeviceID: DeviceRecord] = [:]
     var services: [ServiceKey: ServiceRecord] = [:]
@@ -51,7 +53,7 @@ public actor PeerService: Service {
     private let workStream: AsyncStream<Work>
 
     enum Work: Sendable {
-        case serve(AcceptedPeer)
+        case serve(PeerChannel)
         case dial(ServiceKey, address: String, port: Int)
 
     }
@@ -70,7 +72,7 @@ public actor PeerService: Service {
         tls = try PeerTLS(identity: identity)
         avahi = settings.discovery ? AvahiDiscovery(logger: logger) : nil
         if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
-        counter = PeerConnectionCounter(maximumUnauthenticated: settings.maximumUnauthenticated, maximumTotal: settings.maximumConnections)
+        admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
     }
 
@@ -92,7 +94,10 @@ public actor PeerService: Service {
             try await withThrowingDiscardingTaskGroup { tasks in
                 tasks.addTask {
                     try await server.executeThenClose { inbound in
-                        for try await channel in inbound { await self.enqueue(.serve(channel)) }
+                        for try await accepted in inbound {
+                            // A refused connection closes itself; nothing to serve.
+                            if case .admitted(let channel) = accepted { await self.enqueue(.serve(channel)) }
+                        }
                     }
                 }
                 tasks.addTask {
@@ -105,15 +110,8 @@ public actor PeerService: Service {
                 }
                 for await item in workStream {
                     switch item {
-                    case .serve(let accepted):
-                        tasks.addTask {
-                            if accepted.refused {
-                                // Through executeThenClose: the wrapper's writer must be finished.
-                                try? await accepted.channel.executeThenClose { _, _ in }
-                            } else {
-                                await self.serve(accepted.channel, dialled: nil)
-                            }
-                        }
+                    case .serve(let channel):
+                        tasks.addTask { await self.serve(channel, dialled: nil) }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
                     }
@@ -136,7 +134,7 @@ public actor PeerService: Service {
         let tls = self.tls
         let own = identity.deviceID
         let trust = self.trust
-        let counter = self.counter
+        let admission = self.admission
         let maxFrame = settings.maximumFrameBytes
         let deadline = settings.handshakeTimeout + settings.helloTimeout
         return try await ServerBootstrap(group: group)
@@ -147,23 +145,20 @@ public actor PeerService: Service {
             .childChannelOption(PeerService.keepInterval, value: 5)
             .childChannelOption(PeerService.keepCount, value: 3)
             .bind(host: settings.listenAddress, port: settings.port) { channel in
-                // Caps first: a stranger's connection costs nothing beyond this check. A
-                // failed initializer would leak the socket (NIO leaves closing it to us),
-                // so a refusal is a value that `run` closes.
-                guard counter.admit() else {
+                // Admission first: a refused stranger costs an accept and a close, nothing
+                // more. The initializer must not fail (NIO would neither register nor close
+                // the socket), so a refusal is a value, and the connection closes itself.
+                guard let ticket = admission.admit(channel) else {
                     return channel.eventLoop.makeCompletedFuture {
-                        AcceptedPeer(channel: try PeerChannel(wrappingChannelSynchronously: channel), refused: true)
+                        try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler())
+                        return AcceptedPeer.refused
                     }
                 }
                 let remote = channel.remoteAddress?.ipAddress ?? "?"
-                let account = ConnectionAccount()
-                channel.closeFuture.whenComplete { _ in
-                    counter.closed(wasAuthenticated: account.isAuthenticated)
-                }
                 return channel.eventLoop.makeCompletedFuture {
                     // The handshake and the hello must both be done in time.
                     try channel.pipeline.syncOperations.addHandler(
-                        PreAuthenticationDeadline(deadline: deadline, account: account, counter: counter), name: PreAuthenticationDeadline.name)
+                        PreAuthenticationDeadline(deadline: deadline) { admission.authenticated(ticket) }, name: PreAuthenticationDeadline.name)
                     let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { verdict in
                         if case .untrusted(let id) = verdict {
                             Task { await self.noteUntrusted(id, address: remote, name: nil) }
@@ -171,7 +166,7 @@ public actor PeerService: Service {
                     }
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.serverContext, customVerificationCallback: verify))
                     try PeerService.addFraming(channel, maxFrame: maxFrame)
-                    return AcceptedPeer(channel: try PeerChannel(wrappingChannelSynchronously: channel), refused: false)
+                    return AcceptedPeer.admitted(try PeerChannel(wrappingChannelSynchronously: channel))
                 }
             }
     }
@@ -194,7 +189,7 @@ public actor PeerService: Service {
             .connect(to: target) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(PreAuthenticationDeadline(deadline: deadline, account: ConnectionAccount()), name: PreAuthenticationDeadline.name)
+                    try ops.addHandler(PreAuthenticationDeadline(deadline: deadline), name: PreAuthenticationDeadline.name)
                     let verify = PeerTLS.verifier(own: own, isTrusted: isTrusted, note: note)
                     try ops.addHandler(try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
                     try PeerService.addFraming(channel, maxFrame: maxFrame)

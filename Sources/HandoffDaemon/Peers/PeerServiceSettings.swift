@@ -8,13 +8,21 @@ public struct PeerServiceSettings: Sendable {
     public var port = 0
     /// Advertise and browse with Avahi.
     public var discovery = true
-    public var handshakeTimeout: TimeAmount = .seconds(10)
-    public var helloTimeout: TimeAmount = .seconds(5)
+    /// Before the hello a connection holds a stranger's slot: keep that short. TLS 1.3
+    /// takes one round trip, milliseconds on a LAN.
+    public var handshakeTimeout: TimeAmount = .seconds(3)
+    public var helloTimeout: TimeAmount = .seconds(2)
     public var fetchTimeout: TimeAmount = .seconds(5)
     public var connectTimeout: TimeAmount = .seconds(5)
-    /// Connections that have not said hello yet, and all connections.
-    public var maximumUnauthenticated = 16
+    /// Connections that have not said hello yet: in all, and from one address. When all
+    /// are taken, a newcomer from an address holding fewer takes the busiest one's oldest.
+    public var maximumUnauthenticated = 32
+    public var maximumUnauthenticatedPerAddress = 8
+    /// Connections in all, authenticated or not (dialled ones are not counted).
     public var maximumConnections = 64
+    /// TLS handshakes one address may start: a burst, then so many per second.
+    public var handshakeBurstPerAddress = 32
+    public var handshakesPerSecondPerAddress = 8
     /// Frames larger than this are a protocol error (the activity cap plus room).
     public var maximumFrameBytes = 1 << 20
     /// An untrusted device is dialled again no sooner than this.
@@ -27,4 +35,9 @@ public struct PeerServiceSettings: Sendable {
     public var maximumStreamsPerPeer = 8
 
     public init() {}
+
+    var admissionLimits: PeerAdmission.Limits {
+        PeerAdmission.Limits(perSource: maximumUnauthenticatedPerAddress, unauthenticated: maximumUnauthenticated,
+                             total: maximumConnections, burst: handshakeBurstPerAddress, perSecond: handshakesPerSecondPerAddress)
+    }
 }

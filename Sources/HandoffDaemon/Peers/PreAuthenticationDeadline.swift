@@ -1,24 +1,21 @@
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// Bounds the time before a peer is authenticated: the TLS handshake and the hello must
 /// both be done within `deadline`, or the connection is closed. Removed from the pipeline
-/// after the hello, which cancels the timer for good.
+/// after the hello, which cancels the timer for good and reports the connection as
+/// authenticated (to the admission gate, for connections that came in).
 final class PreAuthenticationDeadline: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     static let name = "pre-authentication-deadline"
 
     private let deadline: TimeAmount
-    private let account: ConnectionAccount
-    private let counter: PeerConnectionCounter?
+    private let onAuthenticated: (@Sendable () -> Void)?
     private var timer: Scheduled<Void>?
 
-    /// `counter`: the listener's, for connections that came in (dialled ones are not counted).
-    init(deadline: TimeAmount, account: ConnectionAccount, counter: PeerConnectionCounter? = nil) {
+    init(deadline: TimeAmount, onAuthenticated: (@Sendable () -> Void)? = nil) {
         self.deadline = deadline
-        self.account = account
-        self.counter = counter
+        self.onAuthenticated = onAuthenticated
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -29,21 +26,8 @@ final class PreAuthenticationDeadline: ChannelInboundHandler, RemovableChannelHa
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
-        // One transition, on the event loop, before any close can be accounted.
-        if context.channel.isActive, account.markAuthenticated() { counter?.authenticated() }
+        // Removal also happens when a closed channel's pipeline is torn down: only a live
+        // connection counts as authenticated.
+        if context.channel.isActive { onAuthenticated?() }
     }
-}
-
-/// Whether a connection got past the hello, for the connection counter's books.
-final class ConnectionAccount: Sendable {
-    private let authenticated = NIOLockedValueBox(false)
-
-    /// True the first time.
-    func markAuthenticated() -> Bool {
-        authenticated.withLockedValue { was in
-            defer { was = true }
-            return !was
-        }
-    }
-    var isAuthenticated: Bool { authenticated.withLockedValue { $0 } }
 }
