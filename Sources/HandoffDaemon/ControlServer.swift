@@ -71,9 +71,17 @@ public final class ControlServer: Service, Sendable {
         let logger = self.logger
         // Who may connect is decided here, at accept time, before any HTTP handler exists:
         // a refusal is one raw response, and nothing else of the API is reachable.
+        // The initializer must never fail: NIO would then neither register nor close the
+        // socket. Whatever goes wrong becomes a refusal (or, failing that, a closed channel).
         let initializer: @Sendable (Channel) -> EventLoopFuture<Accepted> = { channel in
-            PeerCredentials.of(channel).flatMapThrowing { credentials in
+            PeerCredentials.of(channel).map(Optional.some).recover { _ in nil }.flatMapThrowing { credentials in
                 var refusal: APIError?
+                guard let credentials else {
+                    logger.warning("refused a control connection whose credentials could not be read")
+                    try channel.pipeline.syncOperations.addHandler(RefusalHandler(APIError(status: 403, code: "forbidden",
+                        message: "handoffd could not tell which user is connecting (SO_PEERCRED failed), so it refuses")))
+                    return Accepted(channel: channel, kind: nil)
+                }
                 if credentials.uid != getuid() {
                     logger.warning("refused a control connection from another user", metadata: ["uid": "\(credentials.uid)", "pid": "\(credentials.pid)"])
                     refusal = APIError(status: 403, code: "forbidden",
@@ -107,9 +115,11 @@ public final class ControlServer: Service, Sendable {
                 // close it on garbage (the 400 is written first, by NIO's error handler).
                 try ops.addHandler(CloseOnError())
                 return Accepted(channel: channel, kind: kind)
-            }.flatMapErrorThrowing { error in
-                logger.debug("could not set up a control connection", metadata: ["error": "\(error)"])
-                throw error
+            }.recover { error in
+                logger.warning("could not set up a control connection; closing it", metadata: ["error": "\(error)"])
+                connections.remove(channel)
+                channel.close(promise: nil)
+                return Accepted(channel: channel, kind: nil)
             }
         }
         switch listener {

@@ -337,8 +337,8 @@ extension WorkstationTests {
             let waited = Date().timeIntervalSince(started)
             #expect(idle.status == 0, "the daemon, not timeout(1), must end it: \(idle)")
             #expect(waited < 15, "closed after \(waited) s")
-            // Forty strangers at once, beyond the cap of 16 unauthenticated connections:
-            // the excess is refused and nothing leaks (the daemon's open files come back).
+            // Forty strangers at once from one address, beyond its cap of 8 unauthenticated
+            // connections: the excess is refused and nothing leaks (the open files come back).
             guard let pidA = net.daemons["a"] else { throw TestFailure("no pid for a") }
             func openFiles() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pidA)/fd").count) ?? -1 }
             let before = openFiles()

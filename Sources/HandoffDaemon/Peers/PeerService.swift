@@ -155,7 +155,7 @@ public actor PeerService: Service {
                     }
                 }
                 let remote = channel.remoteAddress?.ipAddress ?? "?"
-                return channel.eventLoop.makeCompletedFuture {
+                return channel.eventLoop.makeCompletedFuture { () throws -> AcceptedPeer in
                     // The handshake and the hello must both be done in time.
                     try channel.pipeline.syncOperations.addHandler(
                         PreAuthenticationDeadline(deadline: deadline) { admission.authenticated(ticket) }, name: PreAuthenticationDeadline.name)
@@ -167,6 +167,9 @@ public actor PeerService: Service {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.serverContext, customVerificationCallback: verify))
                     try PeerService.addFraming(channel, maxFrame: maxFrame)
                     return AcceptedPeer.admitted(try PeerChannel(wrappingChannelSynchronously: channel))
+                }.recover { _ in
+                    channel.close(promise: nil)  // half set up: nothing may read from it
+                    return AcceptedPeer.refused
                 }
             }
     }
