@@ -109,6 +109,54 @@ extension WorkstationTests {
         }
     }
 
+    @Test func strangersWithManyAddressesCannotShutOutATrustedPeer() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let source = net.directory + "/doc.bin"
+            _ = try await net.exec("a", ["/bin/sh", "-c", "head -c 1048576 /dev/urandom > \(source)"])
+            let made = try await net.ctl("a", "become-current", "--type", "org.example.crowded", "--info", "v:=2", "--stream-file", source)
+            #expect(made.status == 0, "\(made)")
+            await net.kill("b")
+            // The stranger holds 80 idle connections from 40 addresses: more than the 32
+            // unauthenticated slots in all, never more than 8 from one address.
+            let address = try await net.address("a"), port = try net.peerPort("a")
+            let prefix = address.split(separator: ".").prefix(3).joined(separator: ".")
+            let sources = (0..<40).map { "\(prefix).\(100 + $0)" }
+            for s in sources {
+                let r = try await net.exec("c", ["ip", "addr", "add", "\(s)/24", "dev", "hnd0"])
+                #expect(r.status == 0, "\(r)")
+            }
+            let floodLog = net.directory + "/flood.log"
+            let flooder = try await net.spawn("c", log: floodLog, ["python3", Self.flood, "flood", address, String(port),
+                                                                    "--junk", "0", "--oversize", "0", "--idle", "80", "--hold", "25",
+                                                                    "--sources", sources.joined(separator: ",")])
+            defer { net.stop(flooder, SIGKILL) }
+            try await net.startDaemon("b")
+            try await eventually(10, "the unauthenticated slots to fill up") {
+                log(net, "a").contains("over the cap on unauthenticated connections")
+                    || log(net, "a").contains("evicted to make room")
+            }
+            // B comes back and links (A may dial it: outgoing connections need no slot).
+            let idA = try await net.deviceID("a")
+            try await eventually(30, "b to link to a while strangers hold every slot") { try await net.isConnected("b", to: idA) }
+            let continued = try await net.ctl("b", "continue", "--json")
+            #expect(continued.status == 0, "\(continued)")
+            #expect((try json(continued.stdout)["userInfo"] as? [String: Any])?["v"] as? Int == 2, "\(continued)")
+            // A stream is a connection B dials to A's port: it takes a slot from a busier address.
+            let target = net.directory + "/received.bin"
+            let streamed = try await net.ctl("b", "continue", "--stream-to", target)
+            #expect(streamed.status == 0, "\(streamed)")
+            #expect(try await sha256(net, "b", target) == (try await sha256(net, "a", source)))
+            let status = try await net.wait(flooder, timeout: 60)
+            let text = (try? String(contentsOfFile: floodLog, encoding: .utf8)) ?? ""
+            #expect(status == 0, "\(text)")
+            #expect((try summary(text)["connected"] as? Int ?? 0) >= 80, "\(text)")
+            try await eventually(15, "a summary naming evictions") { log(net, "a").contains("evicted to make room for other addresses") }
+        }
+    }
+
     @Test func randomBytesAndDisconnectsAtThePeerPort() async throws {
         let env = ProcessInfo.processInfo.environment
         let seed = env["HANDOFF_FUZZ_SEED"].flatMap(Int.init) ?? 20261123
