@@ -112,14 +112,40 @@ public struct HandoffClient: Sendable {
 
     /// Continues the most recent offered activity (or the one named): fetches its fresh
     /// payload from the origin, which hears that it was continued.
-    public func continueActivity(from: String? = nil, type: String? = nil, id: String? = nil) async throws -> ContinuedActivity {
+    /// With `launch`, the session agent then opens it in the app that handles it (or the
+    /// web page in the browser) and `launch` in the answer says what it did.
+    public func continueActivity(from: String? = nil, type: String? = nil, id: String? = nil, launch: Bool = false) async throws -> ContinuedActivity {
         var body = JSONObject()
         if let from { body["from"] = .string(from) }
         if let type { body["type"] = .string(type) }
         if let id { body["id"] = .string(id) }
-        let json = try await call(.POST, ControlPaths.continueActivity, body: .object(body))
+        if launch { body["launch"] = .bool(true) }
+        return try continued(try await call(.POST, ControlPaths.continueActivity, body: .object(body)))
+    }
+
+    /// An activity continued on this workstation lately (what an app launched to continue
+    /// it asks for: its id comes in the `handoff:` URI or `HANDOFF_ACTIVITY_ID`).
+    public func continuedActivity(_ id: String) async throws -> ContinuedActivity {
+        try continued(try await call(.GET, ControlPaths.continued(id)))
+    }
+
+    private func continued(_ json: JSONValue) throws -> ContinuedActivity {
         let record = try decode(json, ActivityRecord.init(json:))
-        return ContinuedActivity(record: record, device: PeerDevice(json: json.objectValue?["device"]))
+        var launch: LaunchOutcome?
+        if let l = json.objectValue?["launch"], l != .null { launch = try decode(l, LaunchOutcome.init(json:)) }
+        return ContinuedActivity(record: record, device: PeerDevice(json: json.objectValue?["device"]), launch: launch)
+    }
+
+    // MARK: - The session agent's side
+
+    /// Makes `session` (an open event session's token) the one asked to open apps.
+    public func claimLauncher(session: String) async throws {
+        _ = try await call(.POST, ControlPaths.launcher, body: .object(["session": .string(session)]))
+    }
+
+    /// Answers a `launch-requested` event.
+    public func answerLaunch(_ launchID: String, _ outcome: LaunchOutcome) async throws {
+        _ = try await call(.POST, ControlPaths.launch(launchID), body: outcome.json)
     }
 
     /// Opens the event stream, which is also the app's session.

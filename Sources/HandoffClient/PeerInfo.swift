@@ -44,10 +44,19 @@ public struct Offer: Sendable, Equatable {
 public struct ContinuedActivity: Sendable, Equatable {
     public var record: ActivityRecord
     public var device: PeerDevice
+    /// When a launch was asked for: what the session agent opened, or why not.
+    public var launch: LaunchOutcome?
+
+    public init(record: ActivityRecord, device: PeerDevice, launch: LaunchOutcome? = nil) {
+        self.record = record
+        self.device = device
+        self.launch = launch
+    }
 
     public var json: JSONValue {
         var o = record.json.objectValue ?? [:]
         o["device"] = device.json
+        if let launch { o["launch"] = launch.json }
         return .object(o)
     }
 }

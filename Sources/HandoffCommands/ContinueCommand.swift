@@ -1,6 +1,7 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
+import HandoffWire
 import NIOCore
 #if canImport(Glibc)
 import Glibc
@@ -12,9 +13,12 @@ struct ContinueCommand: AsyncParsableCommand {
         abstract: "Continue here what you were doing on another workstation.",
         discussion: """
             Takes the most recent activity your trusted workstations offer (or the one named), fetches its \
-            payload fresh from the origin, checks it, and prints it. The origin hears that it was continued. \
-            With --stream-to or --stream-from it then opens a continuation stream to the origin's app: \
-            --stream-from sends a file (or stdin) to it, --stream-to writes what it sends back.
+            payload fresh from the origin and checks it; the origin hears that it was continued. Then, in a \
+            graphical session (the handoff-session agent runs), it opens the app that handles the activity, \
+            or its web page in the browser, and says what it opened; without one it prints the payload. \
+            --print only prints; --json prints JSON for scripts; --open insists on opening (it fails if \
+            nothing can). With --stream-to or --stream-from it opens a continuation stream to the origin's \
+            app instead: --stream-from sends a file (or stdin) to it, --stream-to writes what it sends back.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -28,8 +32,11 @@ struct ContinueCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Exactly this activity.", valueName: "id"))
     var id: String?
 
-    @Flag(help: "Open the activity's webpage URL with xdg-open, if it has one.")
+    @Flag(help: "Open the activity (its app, else its web page), and fail if nothing here can.")
     var open = false
+
+    @Flag(help: "Only print the activity; open nothing.")
+    var print = false
 
     @Option(name: .customLong("stream-to"), help: ArgumentHelp("Open a continuation stream and write what the origin sends to this file (- for stdout).", valueName: "file"))
     var streamTo: String?
@@ -38,33 +45,63 @@ struct ContinueCommand: AsyncParsableCommand {
     var streamFrom: String?
 
     func validate() throws {
+        if open && print { throw ValidationError("--open and --print contradict each other: choose one") }
+        if open && (streamTo != nil || streamFrom != nil) { throw ValidationError("--open and a continuation stream do not go together: the app that opens it opens its own streams") }
         if streamTo == "-" && options.json { throw ValidationError("--json and --stream-to - both want stdout; write the stream to a file") }
         if streamTo == "-" && streamFrom == "-" { throw ValidationError("--stream-to - and --stream-from - cannot share the terminal; name a file for one") }
     }
 
+    /// Opening is asked for unless the caller wants the payload itself: --print, --json
+    /// (scripts; --open overrides) or a stream.
+    var launches: Bool {
+        open || !(print || options.json || streamTo != nil || streamFrom != nil)
+    }
+
     func run() async throws {
-        let continued = try await options.client.continueActivity(from: from, type: activityType, id: id)
+        let continued = try await options.client.continueActivity(from: from, type: activityType, id: id, launch: launches)
         // With the stream on stdout, the words for people go to stderr.
         let toStderr = streamTo == "-"
         let say: (String) -> Void = { line in if toStderr { Output.err(line) } else { Output.out(line) } }
-        if options.json {
-            Output.out(continued.json.prettySerialized())
-        } else {
-            say("continued from \(continued.device.name):")
-            say(ActivityPrinter.details(continued.record))
-        }
-        if open {
-            guard let url = continued.record.activity.webpageURL else {
-                Output.err("handoffctl: the activity has no webpage URL to open")
-                return
+        let title = continued.record.activity.title.isEmpty ? continued.record.activity.activityType : "\"\(continued.record.activity.title)\""
+        switch continued.launch {
+        case .opened(let app)?:
+            if options.json {
+                Output.out(continued.json.prettySerialized())
+            } else {
+                say("continued \(title) from \(continued.device.name): \(Self.describe(app))")
+                if let note = app.note { say(note) }
             }
-            let result = try? ShellCommand.run("exec xdg-open \"$0\"", arguments: [url])
-            if result?.status != 0 {
-                throw CommandFailure(description: "could not open \(url) with xdg-open (is it installed?)")
+        case .failed(let code, let message)?:
+            if options.json {
+                Output.out(continued.json.prettySerialized())
+            } else {
+                say("continued from \(continued.device.name):")
+                say(ActivityPrinter.details(continued.record))
+            }
+            // Headless, a plain `continue` prints and that is all; anything else is a failure.
+            if code != "no_launcher" || open {
+                throw CommandFailure(description: "opened nothing: \(message)")
+            }
+        case nil:
+            if options.json {
+                Output.out(continued.json.prettySerialized())
+            } else {
+                say("continued from \(continued.device.name):")
+                say(ActivityPrinter.details(continued.record))
             }
         }
         if streamTo != nil || streamFrom != nil {
             try await stream(continued.record.activity)
+        }
+    }
+
+    static func describe(_ app: LaunchedApp) -> String {
+        let id = app.appID.map { " (\($0))" } ?? ""
+        switch app.route {
+        case .handler: return "opened in \(app.appName)\(id)"
+        case .domain: return "opened \(app.uri ?? "its web page") in \(app.appName)\(id), which claims that site"
+        case .browser: return "opened \(app.uri ?? "its web page") in \(app.appName)\(id)"
+        case .document: return "opened \(app.uri ?? "its document") in \(app.appName)\(id)"
         }
     }
 

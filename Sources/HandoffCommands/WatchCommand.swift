@@ -48,6 +48,8 @@ struct WatchCommand: AsyncParsableCommand {
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(type ?? "?"): \(code): \(message)"
         case .streamRequested(let id, let streamID, let device):
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(id) by \(device.name) (stream \(streamID))"
+        case .launchRequested(let launchID, let r, let device):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(ActivityPrinter.summary(r)) from \(device.name) (launch \(launchID))"
         case .other(let name, let body):
             return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
         }

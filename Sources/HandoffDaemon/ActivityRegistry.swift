@@ -429,10 +429,17 @@ public actor ActivityRegistry {
 
     /// Tells an owner session that a stream is asked for; false when the session is gone.
     public func askForStream(_ event: ControlEvent, owner token: String) -> Bool {
+        send(event, toSession: token)
+    }
+
+    /// An event for one session only; false when that session is gone.
+    public func send(_ event: ControlEvent, toSession token: String) -> Bool {
         guard events.isOpen(token) else { return false }
         events.send(event, to: token)
         return true
     }
+
+    public func isSessionOpen(_ token: String) -> Bool { events.isOpen(token) }
 
     /// Events that start outside the registry (peers, continuing) go out the same way.
     public func broadcast(_ event: ControlEvent) {

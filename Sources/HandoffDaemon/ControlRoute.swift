@@ -18,6 +18,10 @@ enum ControlRoute: Sendable, Equatable {
     case untrust
     case offers
     case continueActivity
+    case listContinued
+    case continuedActivity(String)
+    case claimLauncher
+    case answerLaunch(String)
     case openStream
     case acceptStream(String)
     case refuseStream(String)
@@ -46,6 +50,10 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "peers", "untrust"], { _ in .untrust }),
         (.GET, ["v1", "offers"], { _ in .offers }),
         (.POST, ["v1", "continue"], { _ in .continueActivity }),
+        (.GET, ["v1", "continued"], { _ in .listContinued }),
+        (.GET, ["v1", "continued", ":id"], { .continuedActivity($0) }),
+        (.POST, ["v1", "launcher"], { _ in .claimLauncher }),
+        (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
         (.POST, ["v1", "streams"], { _ in .openStream }),
         (.POST, ["v1", "streams", ":id", "accept"], { .acceptStream($0) }),
         (.POST, ["v1", "streams", ":id", "refuse"], { .refuseStream($0) }),

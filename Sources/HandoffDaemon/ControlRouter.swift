@@ -8,6 +8,7 @@ struct ControlRouter: Sendable {
     let registry: ActivityRegistry
     let peers: PeerService
     let streams: StreamBroker
+    let launches: LaunchBroker
     let status: @Sendable () async -> DaemonStatus
 
     func handle(_ route: ControlRoute, _ request: ControlRequest) async -> ControlResponse {
@@ -75,8 +76,31 @@ struct ControlRouter: Sendable {
                 let from = try r.string("from")
                 let type = try r.string("type")
                 let id = try r.string("id")
+                let launch = try r.bool("launch") ?? false
                 try r.rejectUnknownFields()
-                return .ok(try await peers.continueActivity(from: from, type: type, id: id))
+                return .ok(try await peers.continueActivity(from: from, type: type, id: id, launch: launch))
+            case .listContinued:
+                return .ok(await peers.continuedActivitiesJSON())
+            case .continuedActivity(let id):
+                return .ok(try await peers.continuedActivity(id))
+            case .claimLauncher:
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let bodySession = try r.string("session")
+                try r.rejectUnknownFields()
+                guard let session = bodySession ?? request.headers.first(name: ControlPaths.sessionHeader) else {
+                    throw APIError.badRequest("name the event session that takes the launcher role: \"session\" in the body or the \(ControlPaths.sessionHeader) header")
+                }
+                try await launches.claim(session: session)
+                return .ok(.object(["launcher": .bool(true), "session": .string(session)]))
+            case .answerLaunch(let id):
+                let outcome: LaunchOutcome
+                do { outcome = try LaunchOutcome(json: .object(try request.jsonObject())) } catch let e as ValidationError {
+                    throw APIError.badRequest(e.description)
+                }
+                guard await launches.answer(id, outcome) else {
+                    throw APIError(status: 404, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
+                }
+                return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
             case .openStream, .acceptStream:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlPaths.streamProtocol {

@@ -28,6 +28,9 @@ public enum ControlEvent: Sendable, Equatable {
     /// To the owner only: another workstation asks for a continuation stream. Take it
     /// with `POST /v1/streams/{streamID}/accept` (HTTP upgrade) or refuse it.
     case streamRequested(activityID: ActivityID, streamID: String, device: PeerDevice)
+    /// To the launcher session only: open the app for this continued activity, then
+    /// answer at `/v1/launches/{launchID}`.
+    case launchRequested(launchID: String, activity: ActivityRecord, device: PeerDevice)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -48,6 +51,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .continued: "continued"
         case .didFailToContinue: "did-fail-to-continue"
         case .streamRequested: "stream-requested"
+        case .launchRequested: "launch-requested"
         case .other(let n, _): n
         }
     }
@@ -87,6 +91,10 @@ public enum ControlEvent: Sendable, Equatable {
         case .streamRequested(let id, let streamID, let device):
             o["activityID"] = .string(id.rawValue)
             o["streamID"] = .string(streamID)
+            o["device"] = device.json
+        case .launchRequested(let launchID, let r, let device):
+            o["launchID"] = .string(launchID)
+            o["activity"] = r.json
             o["device"] = device.json
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
@@ -137,6 +145,9 @@ public enum ControlEvent: Sendable, Equatable {
                 throw ValidationError(field: "streamID", problem: "missing")
             }
             self = .streamRequested(activityID: id, streamID: s, device: PeerDevice(json: o["device"]))
+        case "launch-requested":
+            guard let launchID = o["launchID"]?.stringValue else { throw ValidationError(field: "launchID", problem: "missing") }
+            self = .launchRequested(launchID: launchID, activity: try record(), device: PeerDevice(json: o["device"]))
         default:
             self = .other(name: name, body: o)
         }

@@ -14,6 +14,12 @@ public enum ControlPaths {
     public static let untrust = "/v1/peers/untrust"
     public static let offers = "/v1/offers"
     public static let continueActivity = "/v1/continue"
+    /// Activities continued here lately, for the apps launched to continue them.
+    public static let continued = "/v1/continued"
+    public static func continued(_ id: String) -> String { "/v1/continued/\(id)" }
+    /// The session agent takes the launcher role here, and answers launches there.
+    public static let launcher = "/v1/launcher"
+    public static func launch(_ launchID: String) -> String { "/v1/launches/\(launchID)" }
     /// Continuation streams: open one to a continued activity (HTTP upgrade)...
     public static func openStream(activity: String) -> String { "/v1/streams?activity=\(activity)" }
     /// ...and, at the origin, take (upgrade) or refuse one the owner was asked for.

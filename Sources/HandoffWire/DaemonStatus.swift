@@ -15,10 +15,12 @@ public struct DaemonStatus: Sendable, Equatable {
     /// Whether peers can be found (mDNS through Avahi), and if not, why.
     public var discoveryAvailable: Bool
     public var discoveryDetail: String
+    /// Whether a session agent holds the launcher role (continuing can open apps).
+    public var launcher: Bool = false
 
     public init(version: String, apiVersion: String, deviceName: String, deviceID: String?, pid: Int, startedAt: Timestamp,
                 socketPath: String, current: ActivityRecord?, sessions: Int, maximumActivityBytes: Int,
-                discoveryAvailable: Bool, discoveryDetail: String) {
+                discoveryAvailable: Bool, discoveryDetail: String, launcher: Bool = false) {
         self.version = version
         self.apiVersion = apiVersion
         self.deviceName = deviceName
@@ -31,6 +33,7 @@ public struct DaemonStatus: Sendable, Equatable {
         self.maximumActivityBytes = maximumActivityBytes
         self.discoveryAvailable = discoveryAvailable
         self.discoveryDetail = discoveryDetail
+        self.launcher = launcher
     }
 
     public var json: JSONValue {
@@ -45,6 +48,7 @@ public struct DaemonStatus: Sendable, Equatable {
             "sessions": .integer(Int64(sessions)),
             "maximumActivityBytes": .integer(Int64(maximumActivityBytes)),
             "discovery": .object(["available": .bool(discoveryAvailable), "detail": .string(discoveryDetail)]),
+            "launcher": .bool(launcher),
         ])
     }
 
@@ -65,5 +69,6 @@ public struct DaemonStatus: Sendable, Equatable {
         maximumActivityBytes = int(o["maximumActivityBytes"])
         if case .bool(let b)? = discovery?["available"] { discoveryAvailable = b } else { discoveryAvailable = false }
         discoveryDetail = discovery?["detail"]?.stringValue ?? ""
+        launcher = o["launcher"] == .bool(true)
     }
 }

@@ -104,7 +104,7 @@ extension PeerService {
 
     /// Picks an offered activity, fetches its fresh payload from the origin, checks it,
     /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
-    func continueActivity(from: String?, type: String?, id: String?) async throws(APIError) -> JSONValue {
+    func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(APIError) -> JSONValue {
         let now = SystemClock.now()
         var candidates: [(PeerLink, ActivitySummary)] = []
         var expiredOnly = false
@@ -144,11 +144,37 @@ extension PeerService {
             rememberContinued(activity.id, from: link.deviceID)
             let record = ActivityRecord(activity: activity, state: .current, owner: "peer",
                                         payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
+            continued.add(record, from: link.device, at: SystemClock.now())
             await registry.broadcast(.continued(record, device: link.device))
             var body = record.json.objectValue!
             body["device"] = link.device.json
+            // The payload is taken whatever the launch does: its outcome rides along.
+            if launch { body["launch"] = await launches.launch(record, from: link.device).json }
             return .object(body)
         }
+    }
+
+    /// An activity continued here lately, as `POST /v1/continue` returned it.
+    func continuedActivity(_ ref: String) throws(APIError) -> JSONValue {
+        guard let id = ActivityID(ref) else {
+            throw APIError(status: 400, code: "bad_id", message: "an activity id is 32 hex digits, not \"\(ref)\"")
+        }
+        guard let e = continued.entry(id, at: SystemClock.now()) else {
+            throw APIError(status: 404, code: "not_continued",
+                           message: "no activity \(ref) was continued on this workstation in the last \(ContinuedActivities.retentionSeconds / 60) minutes")
+        }
+        return Self.json(e)
+    }
+
+    func continuedActivitiesJSON() -> JSONValue {
+        .object(["continued": .array(continued.all(at: SystemClock.now()).map(Self.json))])
+    }
+
+    private static func json(_ e: ContinuedActivities.Entry) -> JSONValue {
+        var body = e.record.json.objectValue!
+        body["device"] = e.device.json
+        body["continuedAt"] = .string(e.at.rfc3339)
+        return .object(body)
     }
 
     private func fail(_ type: String?, _ error: APIError) async throws(APIError) -> JSONValue {

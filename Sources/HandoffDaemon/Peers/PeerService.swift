@@ -27,6 +27,7 @@ public actor PeerService: Service {
     let trust: TrustStore
     let registry: ActivityRegistry
     let streams: StreamBroker
+    let launches: LaunchBroker
     let settings: PeerServiceSettings
     let deviceName: String
     let limits: ActivityLimits
@@ -47,6 +48,8 @@ public actor PeerService: Service {
     /// Which device each recently continued activity came from, for stream requests.
     var continuedFrom: [ActivityID: DeviceID] = [:]
     var continuedOrder: [ActivityID] = []
+    /// Continued here lately, for the apps launched to continue them.
+    var continued = ContinuedActivities()
     /// Open continuation streams per peer: (incoming, outgoing).
     var streamCounts: [DeviceID: (incoming: Int, outgoing: Int)] = [:]
     private let work: AsyncStream<Work>.Continuation
@@ -58,12 +61,13 @@ public actor PeerService: Service {
 
     }
 
-    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, streams: StreamBroker, deviceName: String,
+    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, streams: StreamBroker, launches: LaunchBroker, deviceName: String,
                 limits: ActivityLimits, settings: PeerServiceSettings, group: EventLoopGroup, logger: Logger) throws {
         self.identity = identity
         self.trust = trust
         self.registry = registry
         self.streams = streams
+        self.launches = launches
         self.deviceName = deviceName
         self.limits = limits
         self.settings = settings
@@ -125,6 +129,7 @@ public actor PeerService: Service {
 
     private func stop() async {
         await streams.shutdown()
+        await launches.shutdown()
         avahi?.stop()
         for link in links.values { link.close() }
         work.finish()
