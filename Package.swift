@@ -4,13 +4,15 @@ import PackageDescription
 // Layers, dependencies pointing toward the model:
 //   HandoffCore  <-  HandoffWire  <-  HandoffDaemon  <-  handoffd
 //                               <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
-// handoffctl never links the daemon.
+//                                                  <-  HandoffDesktop   <-  handoff-session
+// handoffctl never links the daemon; only the session agent links GIO.
 let package = Package(
     name: "handoff",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "handoffd", targets: ["handoffd"]),
         .executable(name: "handoffctl", targets: ["handoffctl"]),
+        .executable(name: "handoff-session", targets: ["handoff-session"]),
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
     ],
@@ -37,6 +39,16 @@ let package = Package(
         .systemLibrary(
             name: "CAvahi", pkgConfig: "avahi-client",
             providers: [.apt(["libavahi-client-dev"])]),
+        // GIO (launching desktop entries, D-Bus), imported by HandoffDesktop alone.
+        .systemLibrary(
+            name: "CGIO", pkgConfig: "gio-unix-2.0",
+            providers: [.apt(["libglib2.0-dev"])]),
+        // The desktop side of continuing, for the session agent: which app handles what,
+        // launching, notifications. Never linked by handoffd.
+        .target(
+            name: "HandoffDesktop",
+            dependencies: ["CGIO", "HandoffCore", "HandoffWire", "HandoffClient",
+                           .product(name: "Logging", package: "swift-log")]),
         // DNS-SD advertisement and discovery through avahi-daemon.
         .target(
             name: "HandoffAvahi",
@@ -85,6 +97,13 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
+        .executableTarget(
+            name: "handoff-session",
+            dependencies: [
+                "HandoffDesktop", "HandoffClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "HandoffCoreTests",
             dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),

@@ -37,4 +37,14 @@ public enum DefaultPaths {
     public static var configFile: String {
         (env("XDG_CONFIG_HOME") ?? home + "/.config") + "/handoff/handoffd.conf"
     }
+
+    /// The session agent's: `$XDG_CONFIG_HOME/handoff/handoff-session.conf`.
+    public static var sessionConfigFile: String {
+        (env("XDG_CONFIG_HOME") ?? home + "/.config") + "/handoff/handoff-session.conf"
+    }
+
+    /// `$XDG_DATA_HOME/applications`, by default `~/.local/share/applications`.
+    public static var userApplications: String {
+        (env("XDG_DATA_HOME") ?? home + "/.local/share") + "/applications"
+    }
 }

@@ -1,0 +1,77 @@
+import CGIO
+
+/// The installed apps, through GIO: desktop entries along $XDG_DATA_HOME and
+/// $XDG_DATA_DIRS as every desktop finds them (GIO watches the folders and re-reads what
+/// changes), the default browser from mimeapps.list, and launching with GIO, which
+/// expands the field codes, sets up startup notification and activates
+/// `DBusActivatable=true` apps over D-Bus. Call only on the GLib thread.
+public enum DesktopApps {
+    public static let typesKey = "X-Handoff-ActivityTypes"
+    public static let domainsKey = "X-Handoff-Domains"
+
+    /// Every app, with what it declares, and complaints about declarations that do not parse.
+    public static func all(userApplications: String) -> (apps: [DesktopHandler], problems: [String]) {
+        var apps: [DesktopHandler] = []
+        var problems: [String] = []
+        let list = g_app_info_get_all()
+        defer { handoff_list_free_objects(list) }
+        var node = list
+        while let n = node {
+            if let info = n.pointee.data, handoff_is_desktop_app_info(info) != 0 {
+                let app = OpaquePointer(info)
+                if let handler = handler(app, userApplications: userApplications, problems: &problems) { apps.append(handler) }
+            }
+            node = n.pointee.next
+        }
+        return (apps, problems)
+    }
+
+    static func handler(_ app: OpaquePointer, userApplications: String, problems: inout [String]) -> DesktopHandler? {
+        guard let idC = g_app_info_get_id(app) else { return nil }
+        let id = String(cString: idC)
+        let name = g_app_info_get_name(app).map { String(cString: $0) } ?? id
+        let icon = g_app_info_get_icon(app).flatMap { takeGString(g_icon_to_string($0)) }
+        let file = g_desktop_app_info_get_filename(app).map { String(cString: $0) } ?? ""
+        let types = HandlerDeclaration.activityTypes(takeGString(g_desktop_app_info_get_string(app, typesKey)))
+        let domains = HandlerDeclaration.domains(takeGString(g_desktop_app_info_get_string(app, domainsKey)))
+        if !types.rejected.isEmpty {
+            problems.append("\(file): \(typesKey) has entries that are no activity types, ignored: \(types.rejected.prefix(5).joined(separator: ", "))")
+        }
+        if !domains.rejected.isEmpty {
+            problems.append("\(file): \(domainsKey) has entries that are no domain names, ignored: \(domains.rejected.prefix(5).joined(separator: ", "))")
+        }
+        return DesktopHandler(id: id, name: name, icon: icon, activityTypes: types.valid, domains: domains.valid,
+                              isUserEntry: file.hasPrefix(userApplications + "/"))
+    }
+
+    /// The user's default handler of https URLs (mimeapps.list), if any.
+    public static func defaultBrowser(userApplications: String) -> DesktopHandler? {
+        guard let info = g_app_info_get_default_for_uri_scheme("https") else { return nil }
+        defer { handoff_object_unref(UnsafeMutableRawPointer(info)) }
+        guard handoff_is_desktop_app_info(UnsafeMutableRawPointer(info)) != 0 else { return nil }
+        var ignored: [String] = []
+        return handler(info, userApplications: userApplications, problems: &ignored)
+    }
+
+    public struct LaunchFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts the app with `uris`; `environment` is added to what it inherits.
+    public static func launch(_ id: String, uris: [String], environment: [(String, String)]) throws {
+        guard let info = g_desktop_app_info_new(id) else {
+            throw LaunchFailure(description: "\(id) is not installed (no such desktop entry, or it is hidden)")
+        }
+        defer { handoff_object_unref(UnsafeMutableRawPointer(info)) }
+        let context = g_app_launch_context_new()
+        defer { handoff_object_unref(UnsafeMutableRawPointer(context)) }
+        for (k, v) in environment { g_app_launch_context_setenv(context, k, v) }
+        var list: UnsafeMutablePointer<GList>?
+        for uri in uris { list = handoff_list_append_string(list, uri) }
+        defer { handoff_list_free_strings(list) }
+        var error: UnsafeMutablePointer<GError>?
+        guard g_app_info_launch_uris(info, list, context, &error) != 0 else {
+            throw LaunchFailure(description: "\(id) could not be started: \(GLibError(error, "unknown error"))")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import HandoffClient
+import HandoffCore
+import HandoffWire
+import Logging
+
+/// The desktop half of handoff: a client of the local API that lives in the graphical
+/// session. It takes the launcher role (continuing opens apps through it), and shows
+/// "activity available" notifications for what the user's other workstations offer.
+/// handoffd itself never touches the desktop, so a headless machine runs it alone.
+public actor SessionAgent {
+    public struct Settings: Sendable {
+        public var configPath: String
+        /// `$XDG_DATA_HOME/applications`: entries there win over the system's.
+        public var userApplications: String
+        public var notificationsAllowed = true
+
+        public init(configPath: String, userApplications: String) {
+            self.configPath = configPath
+            self.userApplications = userApplications
+        }
+    }
+
+    let client: HandoffClient
+    let settings: Settings
+    let logger: Logger
+    let loop = GLibLoop()
+    private var policy = NotificationPolicy()
+    private var notifications: DesktopNotifications?
+    private var wake: Task<Void, Never>?
+    private var reportedProblems: Set<String> = []
+
+    public init(client: HandoffClient, settings: Settings, logger: Logger) {
+        self.client = client
+        self.settings = settings
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let config = loadConfiguration()
+        policy.enabled = config.notifications && settings.notificationsAllowed
+        if policy.enabled { await startNotifications() }
+        var backoff: UInt64 = 1
+        while !Task.isCancelled {
+            do {
+                let session = try await client.openSession()
+                try await client.claimLauncher(session: session.token)
+                logger.info("opening apps for handoffd", metadata: ["socket": "\(client.socketPath)"])
+                backoff = 1
+                for try await event in session.events { await handle(event) }
+                logger.warning("handoffd ended the event stream; connecting again")
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("cannot reach handoffd; trying again in \(backoff) s", metadata: ["error": "\(error)"])
+            }
+            try await Task.sleep(nanoseconds: backoff * 1_000_000_000)
+            backoff = min(backoff * 2, 30)
+        }
+    }
+
+    private func handle(_ event: ControlEvent) async {
+        switch event {
+        case .launchRequested(let launchID, let record, let device):
+            let outcome = await launch(record, from: device)
+            do { try await client.answerLaunch(launchID, outcome) } catch {
+                logger.warning("could not tell handoffd what was opened", metadata: ["error": "\(error)"])
+            }
+        case .peerOffer(let device, let summary):
+            await perform(policy.offer(from: device, summary, at: SystemClock.now()))
+        case .peerDisconnected(let device, _):
+            await perform(policy.disconnected(device))
+        default:
+            break
+        }
+    }
+
+    // MARK: - Launching
+
+    func launch(_ record: ActivityRecord, from device: PeerDevice) async -> LaunchOutcome {
+        let activity = record.activity
+        let config = loadConfiguration()
+        let resolver = await currentResolver(overrides: config.handlers)
+        switch resolver.plan(activityID: activity.id.rawValue, activityType: activity.activityType, webpageURL: activity.webpageURL) {
+        case .nothing(let code, let message):
+            logger.info("nothing to open", metadata: ["type": "\(activity.activityType)", "why": "\(code)"])
+            return .failed(code: code, message: message)
+        case .open(let app, let route, let uris):
+            let environment = [
+                ("HANDOFF_ACTIVITY_ID", activity.id.rawValue), ("HANDOFF_ACTIVITY_TYPE", activity.activityType),
+                ("HANDOFF_DEVICE", device.name), ("HANDOFF_SOCKET", client.socketPath),
+            ]
+            do {
+                try await loop.run { try DesktopApps.launch(app.id, uris: uris, environment: environment) }
+            } catch {
+                logger.warning("launch failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
+                return .failed(code: "launch_failed", message: "\(error)")
+            }
+            logger.info("opened", metadata: ["app": "\(app.id)", "type": "\(activity.activityType)", "route": "\(route.rawValue)"])
+            let launchedRoute: LaunchedApp.Route = switch route {
+            case .handler: .handler
+            case .domain: .domain
+            case .browser: .browser
+            }
+            return .opened(LaunchedApp(route: launchedRoute, appID: app.id, appName: app.name, uri: uris.first))
+        }
+    }
+
+    private func currentResolver(overrides: [String: String]) async -> HandlerResolver {
+        let userApplications = settings.userApplications
+        let (apps, problems, browser) = await loop.run {
+            let (apps, problems) = DesktopApps.all(userApplications: userApplications)
+            return (apps, problems, DesktopApps.defaultBrowser(userApplications: userApplications))
+        }
+        for p in problems where reportedProblems.insert(p).inserted { logger.warning("\(p)") }
+        return HandlerResolver(handlers: apps, overrides: overrides, browser: browser)
+    }
+
+    private func loadConfiguration() -> SessionConfiguration {
+        guard let data = FileManager.default.contents(atPath: settings.configPath), data.count <= 1 << 20 else { return SessionConfiguration() }
+        do {
+            return try SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: settings.configPath)
+        } catch {
+            if reportedProblems.insert("\(error)").inserted { logger.warning("\(error); using the defaults") }
+            return SessionConfiguration()
+        }
+    }
+
+    // MARK: - Notifications
+
+    private func startNotifications() async {
+        do {
+            let n = try await DesktopNotifications(loop: loop)
+            notifications = n
+            Task { [weak self] in
+                for await event in n.events { await self?.notificationEvent(event) }
+            }
+        } catch {
+            logger.warning("no notifications: \(error)")
+        }
+    }
+
+    private func perform(_ actions: [NotificationPolicy.Action]) async {
+        guard let notifications else { return }
+        for action in actions {
+            switch action {
+            case .show(let device, let summary, let replacing):
+                let resolver = await currentResolver(overrides: loadConfiguration().handlers)
+                let (icon, app) = resolver.icon(activityType: summary.activityType, webpageURL: summary.webpageURL)
+                let title = summary.title.isEmpty ? summary.activityType : summary.title
+                do {
+                    let id = try await notifications.notify(
+                        appName: "Handoff", summary: "Continue \u{201C}\(title)\u{201D}", body: "from \(device.name)",
+                        icon: icon ?? "document-send", desktopEntry: app.map { String($0.dropLast(".desktop".count)) },
+                        actions: [("default", "Continue")], replacing: replacing)
+                    policy.shown(device, notification: id)
+                } catch {
+                    logger.warning("could not show a notification", metadata: ["error": "\(error)"])
+                }
+            case .close(let id):
+                await notifications.close(id)
+            case .wake(let at):
+                wake?.cancel()
+                let delay = max(0, SystemClock.now().nanoseconds(until: at))
+                wake = Task { [weak self] in
+                    try? await Task.sleep(nanoseconds: UInt64(delay))
+                    guard !Task.isCancelled else { return }
+                    await self?.wakeUp()
+                }
+            }
+        }
+    }
+
+    private func wakeUp() async {
+        await perform(policy.wake(at: SystemClock.now()))
+    }
+
+    private func notificationEvent(_ event: DesktopNotifications.Event) async {
+        switch event {
+        case .closed(let id):
+            policy.closed(notification: id)
+        case .actionInvoked(let id, let action):
+            guard action == "default", let (device, activity) = policy.target(of: id) else { return }
+            await notifications?.close(id)
+            do {
+                let continued = try await client.continueActivity(from: device.id, id: activity.rawValue, launch: true)
+                if case .failed(_, let message)? = continued.launch { await tellFailure(message) }
+            } catch {
+                await tellFailure("\(error)")
+            }
+        }
+    }
+
+    private func tellFailure(_ message: String) async {
+        logger.warning("continuing from a notification failed", metadata: ["error": "\(message)"])
+        _ = try? await notifications?.notify(appName: "Handoff", summary: "Could not continue", body: message, icon: "dialog-error",
+                                             desktopEntry: nil, actions: [], replacing: nil)
+    }
+}

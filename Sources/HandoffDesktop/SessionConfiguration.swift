@@ -1,0 +1,48 @@
+/// The session agent's settings: `~/.config/handoff/handoff-session.conf`, `key = value`
+/// lines (`#` starts a comment). Read again before each launch, so a change needs no
+/// restart.
+public struct SessionConfiguration: Sendable, Equatable {
+    /// "Activity available" notifications.
+    public var notifications = true
+    /// activityType -> desktop id: `handler.org.example.editor.edit-note = org.gnome.TextEditor.desktop`.
+    public var handlers: [String: String] = [:]
+
+    public init() {}
+
+    public struct FileError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(parsing text: String, path: String) throws {
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = String(raw.prefix { $0 != "#" }).trimmingSpaces.trimmingCharacters(in: "\r")
+            guard !line.isEmpty else { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw FileError(description: "\(path):\(n + 1): expected `key = value`, got \"\(line)\"")
+            }
+            let key = String(line[..<eq]).trimmingSpaces, value = String(line[line.index(after: eq)...]).trimmingSpaces
+            switch key {
+            case "notifications":
+                guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): notifications must be yes or no") }
+                notifications = value == "yes"
+            case _ where key.hasPrefix("handler."):
+                let type = String(key.dropFirst("handler.".count))
+                guard HandlerDeclaration.activityTypes(type).valid == [type] else {
+                    throw FileError(description: "\(path):\(n + 1): \"\(type)\" is not an activity type")
+                }
+                guard value.hasSuffix(".desktop"), !value.contains("/") else {
+                    throw FileError(description: "\(path):\(n + 1): name a desktop id such as org.example.Editor.desktop, not \"\(value)\"")
+                }
+                handlers[type] = value
+            default:
+                throw FileError(description: "\(path):\(n + 1): unknown setting \"\(key)\"")
+            }
+        }
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: Character) -> String {
+        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
+    }
+}

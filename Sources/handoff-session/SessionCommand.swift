@@ -1,0 +1,49 @@
+import ArgumentParser
+import HandoffClient
+import HandoffDesktop
+import HandoffWire
+import Logging
+
+/// The session agent: run by handoff-session.service inside the graphical session.
+
+struct SessionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "handoff-session",
+        abstract: "handoff's desktop side: opens continued activities in their apps, and notifies what other workstations offer.",
+        discussion: """
+            A client of handoffd's local API (Docs/Apps.md). It takes the launcher role, so that \
+            `handoffctl continue` opens the app that handles an activity (from the X-Handoff-ActivityTypes key \
+            of desktop entries), or its web page in the app claiming the domain (X-Handoff-Domains) or the default \
+            browser. Settings: ~/.config/handoff/handoff-session.conf (notifications = yes|no, \
+            handler.TYPE = DESKTOP-ID).
+            """)
+
+    @Option(help: ArgumentHelp("handoffd's control socket (default: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock).", valueName: "path"))
+    var socket: String?
+
+    @Option(help: ArgumentHelp("Settings file (default: ~/.config/handoff/handoff-session.conf).", valueName: "path"))
+    var config: String?
+
+    @Flag(name: .customLong("no-notifications"), help: "Show no notifications, whatever the settings say.")
+    var noNotifications = false
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: info).")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        var settings = SessionAgent.Settings(configPath: config ?? DefaultPaths.sessionConfigFile, userApplications: DefaultPaths.userApplications)
+        settings.notificationsAllowed = !noNotifications
+        let agent = SessionAgent(client: HandoffClient(socketPath: socket), settings: settings, logger: Logger(label: "handoff-session"))
+        try await agent.run()
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// A graphical session on a namespace host, as far as handoff needs one: a session
+/// D-Bus (dbus-daemon --session), XDG folders of its own with desktop entries whose Exec
+/// is Tests/Fixtures/record-launch, and the session agent (handoff-session). Optionally
+/// a real notification server (dunst under Xvfb).
+final class DesktopSession: @unchecked Sendable {
+    let net: NetnsRun
+    let host: String
+    let root: String
+    private(set) var pids: [Int32] = []
+    private(set) var agent: Int32?
+
+    var dataHome: String { root + "/data" }
+    var configHome: String { root + "/config" }
+    var applications: String { dataHome + "/applications" }
+    var records: String { root + "/records" }
+    var busPath: String { root + "/bus" }
+    var busAddress: String { "unix:path=" + busPath }
+    var agentLog: String { root + "/agent.log" }
+    static var recorder: String { TestEnvironment.packageRoot + "/Tests/Fixtures/record-launch" }
+
+    init(_ net: NetnsRun, host: String) throws {
+        self.net = net
+        self.host = host
+        root = net.directory + "/" + host + "-desktop"
+        for d in [applications, configHome + "/handoff", records, root + "/system"] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        }
+    }
+
+    var environment: [String: String] {
+        [
+            "DBUS_SESSION_BUS_ADDRESS": busAddress, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": root + "/system",
+            "XDG_CONFIG_HOME": configHome, "XDG_CONFIG_DIRS": root + "/system", "HANDOFF_RECORD_DIR": records,
+            "HOME": root, "DISPLAY": ":\(display)",
+        ]
+    }
+
+    var display: Int { 90 + Int(UInt8(truncatingIfNeeded: abs(net.name.hashValue))) % 100 }
+
+    /// A desktop entry in the user's applications folder; `exec` defaults to the recorder.
+    @discardableResult
+    func addEntry(_ id: String, name: String, lines: [String], recordAs: String? = nil, exec: String? = nil) throws -> String {
+        let path = applications + "/" + id
+        var text = "[Desktop Entry]\nType=Application\nName=\(name)\n"
+        text += "Exec=\(exec ?? "\(Self.recorder) --as \(recordAs ?? name.lowercased()) %u")\n"
+        for l in lines { text += l + "\n" }
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func setDefaultBrowser(_ id: String) throws {
+        try "[Default Applications]\nx-scheme-handler/http=\(id)\nx-scheme-handler/https=\(id)\n"
+            .write(toFile: configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
+    }
+
+    func startBus() async throws {
+        let pid = try await net.spawn(host, log: root + "/bus.log", ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=" + busAddress])
+        pids.append(pid)
+        try await eventually(10, "the session bus on \(host)") { FileManager.default.fileExists(atPath: self.busPath) }
+    }
+
+    /// Xvfb and dunst on the session bus: a real notification server.
+    func startNotificationServer() async throws {
+        let x = try await net.spawn(host, log: root + "/xvfb.log", ["Xvfb", ":\(display)", "-nolisten", "tcp", "-screen", "0", "640x480x24"])
+        pids.append(x)
+        try await eventually(10, "Xvfb :\(display)") { FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(self.display)") }
+        let d = try await net.spawn(host, log: root + "/dunst.log", ["dunst"], environment: environment)
+        pids.append(d)
+        try await eventually(10, "dunst to own org.freedesktop.Notifications") {
+            let r = try await self.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                        "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"])
+            return r.stdout.contains("boolean true")
+        }
+    }
+
+    /// Starts the agent and waits until handoffd says it has a launcher.
+    func startAgent(_ extra: [String] = [], environment more: [String: String] = [:]) async throws {
+        var env = environment
+        for (k, v) in more { env[k] = v }
+        let pid = try await net.spawn(host, log: agentLog, [try TestEnvironment.binary("handoff-session"), "--log-level", "debug"] + extra,
+                                      environment: env)
+        agent = pid
+        pids.append(pid)
+        try await eventually(15, "the session agent on \(host) to take the launcher role") {
+            try await self.net.ctl(self.host, "status", "--json").stdout.contains("\"launcher\": true")
+        }
+    }
+
+    func stopAgent() async {
+        guard let agent else { return }
+        net.stop(agent, SIGTERM)
+        _ = try? await net.wait(agent, timeout: 10)
+        self.agent = nil
+    }
+
+    /// Runs a command on the host inside this session (its bus, its XDG folders).
+    func run(_ args: [String]) async throws -> CommandResult {
+        try await net.exec(host, ["env"] + environment.map { "\($0.key)=\($0.value)" } + args)
+    }
+
+    func record(_ name: String) throws -> [String: Any]? {
+        guard let data = FileManager.default.contents(atPath: records + "/" + name + ".json") else { return nil }
+        return try JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
+
+    func waitForRecord(_ name: String, timeout: Double = 15) async throws -> [String: Any] {
+        var found: [String: Any]?
+        try await eventually(timeout, "\(name) to be launched on \(host)") {
+            found = try self.record(name)
+            return found != nil
+        }
+        return found!
+    }
+
+    var log: String { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
+
+    func stop() {
+        for pid in pids.reversed() { net.stop(pid, SIGTERM) }
+    }
+}
