@@ -62,3 +62,12 @@ static inline gboolean handoff_variant_uint32_pair(GVariant *v, guint32 *a, guin
     g_variant_get(v, "(uu)", a, b);
     return TRUE;
 }
+
+/// Watches a child (spawned with G_SPAWN_DO_NOT_REAP_CHILD) on `context`: `func` gets its
+/// wait status once it exits, and it is reaped.
+static inline void handoff_watch_child(GMainContext *context, GPid pid, GChildWatchFunc func, gpointer data) {
+    GSource *source = g_child_watch_source_new(pid);
+    g_source_set_callback(source, (GSourceFunc)(void (*)(void))func, data, NULL);
+    g_source_attach(source, context);
+    g_source_unref(source);
+}

@@ -57,3 +57,10 @@ public struct Activity: Sendable, Equatable {
         requiredUserInfoKeys.filter { userInfo[$0] == nil }
     }
 }
+
+/// Activity types every handoff implementation gives the same meaning.
+public enum WellKnownActivityType {
+    /// "The user was on this web page" (`webpageURL`): it opens in the app that claims the
+    /// page's domain, else in the default browser.
+    public static let browsingWeb = "handoff.browsing-web"
+}

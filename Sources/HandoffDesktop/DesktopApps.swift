@@ -57,8 +57,36 @@ public enum DesktopApps {
         public let description: String
     }
 
-    /// Starts the app with `uris`; `environment` is added to what it inherits.
-    public static func launch(_ id: String, uris: [String], environment: [(String, String)]) throws {
+    /// What became of a launched app's process, filled in on the GLib thread.
+    public final class Launched: @unchecked Sendable {
+        /// Processes GIO spawned (none for an app activated over D-Bus).
+        public var pids: [Int32] = []
+        /// Wait statuses of those that have exited.
+        public var exits: [Int32: Int32] = [:]
+    }
+
+    private final class LaunchBox {
+        let launched: Launched
+        let context: OpaquePointer
+        init(_ launched: Launched, _ context: OpaquePointer) {
+            self.launched = launched
+            self.context = context
+        }
+    }
+
+    private final class PidBox {
+        let launched: Launched
+        let pid: Int32
+        init(_ launched: Launched, _ pid: Int32) {
+            self.launched = launched
+            self.pid = pid
+        }
+    }
+
+    /// Starts the app with `uris`; `environment` is added to what it inherits. The
+    /// processes are reaped on `context` (the GLib thread's), and `Launched` says how they
+    /// ended, so that an app that dies at once can be reported as not started.
+    public static func launch(_ id: String, uris: [String], environment: [(String, String)], context mainContext: OpaquePointer) throws -> Launched {
         guard let info = g_desktop_app_info_new(id) else {
             throw LaunchFailure(description: "\(id) is not installed (no such desktop entry, or it is hidden)")
         }
@@ -69,9 +97,35 @@ public enum DesktopApps {
         var list: UnsafeMutablePointer<GList>?
         for uri in uris { list = handoff_list_append_string(list, uri) }
         defer { handoff_list_free_strings(list) }
+        let launched = Launched()
+        let box = Unmanaged.passRetained(LaunchBox(launched, mainContext))
+        defer { box.release() }
+        let pidCallback: GDesktopAppLaunchCallback = { _, pid, data in
+            guard let data else { return }
+            let box = Unmanaged<LaunchBox>.fromOpaque(data).takeUnretainedValue()
+            box.launched.pids.append(pid)
+            let watch = Unmanaged.passRetained(PidBox(box.launched, pid))
+            handoff_watch_child(box.context, pid, { pid, status, data in
+                guard let data else { return }
+                let w = Unmanaged<PidBox>.fromOpaque(data).takeRetainedValue()
+                w.launched.exits[w.pid] = status
+            }, watch.toOpaque())
+        }
         var error: UnsafeMutablePointer<GError>?
-        guard g_app_info_launch_uris(info, list, context, &error) != 0 else {
+        let flags = GSpawnFlags(rawValue: G_SPAWN_SEARCH_PATH.rawValue | G_SPAWN_DO_NOT_REAP_CHILD.rawValue)
+        guard g_desktop_app_info_launch_uris_as_manager(info, list, context, flags, nil, nil, pidCallback, box.toOpaque(), &error) != 0 else {
             throw LaunchFailure(description: "\(id) could not be started: \(GLibError(error, "unknown error"))")
         }
+        return launched
+    }
+
+    /// Nil if the app is running (or ended well); else how it failed.
+    public static func failure(of launched: Launched, _ id: String) -> String? {
+        for (_, status) in launched.exits.sorted(by: { $0.key < $1.key }) {
+            let signal = status & 0x7f, code = (status >> 8) & 0xff
+            if signal != 0 { return "\(id) started but was killed at once (signal \(signal))" }
+            if code != 0 { return "\(id) started but exited at once with status \(code)" }
+        }
+        return nil
     }
 }

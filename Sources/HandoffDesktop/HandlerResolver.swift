@@ -38,14 +38,19 @@ public struct HandlerResolver: Sendable {
             }
             return .open(app: app, route: .handler, uris: [Self.uriPrefix + activityID])
         }
+        let claiming = webpageURL.flatMap { url in Self.host(of: url).flatMap { host in
+            handlers.filter { $0.domains.contains { $0.matches(host: host) } }.min(by: Self.preferred).map { ($0, url) }
+        } }
+        // A web page: the app that claims its domain beats any app taking web pages in general.
+        if activityType == WellKnownActivityType.browsingWeb, let (app, url) = claiming {
+            return .open(app: app, route: .domain, uris: [url])
+        }
         let declaring = handlers.filter { $0.activityTypes.contains(activityType) }
         if let app = declaring.min(by: Self.preferred) {
             return .open(app: app, route: .handler, uris: [Self.uriPrefix + activityID])
         }
-        if let url = webpageURL, let host = Self.host(of: url) {
-            if let app = handlers.filter({ $0.domains.contains { $0.matches(host: host) } }).min(by: Self.preferred) {
-                return .open(app: app, route: .domain, uris: [url])
-            }
+        if let url = webpageURL, Self.host(of: url) != nil {
+            if let (app, url) = claiming { return .open(app: app, route: .domain, uris: [url]) }
             guard let browser else {
                 return .nothing(code: "no_browser",
                                 message: "nothing here opens \(activityType) activities, and there is no default web browser for its page \(url) (set one: `xdg-settings set default-web-browser APP.desktop`)")

@@ -25,6 +25,8 @@ public actor SessionAgent {
     let settings: Settings
     let logger: Logger
     let loop = GLibLoop()
+    /// How long a launched app must survive to count as started.
+    static let startGrace: UInt64 = 400_000_000
     private var policy = NotificationPolicy()
     private var notifications: DesktopNotifications?
     private var wake: Task<Void, Never>?
@@ -90,8 +92,17 @@ public actor SessionAgent {
                 ("HANDOFF_ACTIVITY_ID", activity.id.rawValue), ("HANDOFF_ACTIVITY_TYPE", activity.activityType),
                 ("HANDOFF_DEVICE", device.name), ("HANDOFF_SOCKET", client.socketPath),
             ]
+            let loop = self.loop
             do {
-                try await loop.run { try DesktopApps.launch(app.id, uris: uris, environment: environment) }
+                let launched = try await loop.run { try DesktopApps.launch(app.id, uris: uris, environment: environment, context: loop.context) }
+                // An app that cannot really start (a missing library, a broken script) dies
+                // within moments: that is a failure to report, not an app opened.
+                if await loop.run({ !launched.pids.isEmpty }) {
+                    try? await Task.sleep(nanoseconds: SessionAgent.startGrace)
+                    if let failure = await loop.run({ DesktopApps.failure(of: launched, app.id) }) {
+                        throw DesktopApps.LaunchFailure(description: failure)
+                    }
+                }
             } catch {
                 logger.warning("launch failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
                 return .failed(code: "launch_failed", message: "\(error)")

@@ -88,5 +88,177 @@ extension WorkstationTests {
             #expect(stream["sha256"] as? String == hash, "\(stream)")
         }
     }
+
+    @Test func webPagesGoToTheClaimingAppElseTheBrowser() async throws {
+        try await withDesktop { net, desk in
+            // No app for the type: the page opens in the default browser (mimeapps.list).
+            _ = try await offer(net, ["--type", "org.example.unknown.thing", "--title", "Page", "--webpage-url", "https://example.com/a?b=c"])
+            let web = try await net.ctl("b", "continue")
+            #expect(web.status == 0, "\(web)")
+            #expect(web.stdout.contains("opened https://example.com/a?b=c in Test Browser (test-browser.desktop)"), "\(web)")
+            #expect(try await desk.waitForRecord("browser")["argv"] as? [String] == ["https://example.com/a?b=c"])
+            // A browsing-web activity on a domain an app claims goes to that app, not the browser.
+            _ = try await offer(net, ["--type", "handoff.browsing-web", "--title", "Story", "--webpage-url", "https://news.example.org/story/1"])
+            let claimed = try await net.ctl("b", "continue")
+            #expect(claimed.status == 0, "\(claimed)")
+            #expect(claimed.stdout.contains("in Reader (org.example.Reader.desktop), which claims that site"), "\(claimed)")
+            #expect(try await desk.waitForRecord("reader")["argv"] as? [String] == ["https://news.example.org/story/1"])
+            // *.docs.example.org covers the domain and its subdomains; a look-alike is not covered.
+            _ = try await offer(net, ["--type", "handoff.browsing-web", "--title", "Docs", "--webpage-url", "https://a.b.docs.example.org/x"])
+            #expect(try await net.ctl("b", "continue").stdout.contains("in Reader"))
+            _ = try await offer(net, ["--type", "handoff.browsing-web", "--title", "Evil", "--webpage-url", "https://news.example.org.evil.test/x"])
+            #expect(try await net.ctl("b", "continue").stdout.contains("in Test Browser"))
+            // An entry installed while the agent runs is found at once.
+            _ = try await offer(net, ["--type", "org.example.late.arrival", "--title", "Late"])
+            let before = try await net.ctl("b", "continue")
+            #expect(before.status == 1 && before.stderr.contains("nothing here opens org.example.late.arrival activities"), "\(before)")
+            try desk.addEntry("org.example.Late.desktop", name: "Late", lines: ["X-Handoff-ActivityTypes=org.example.late.arrival;"], recordAs: "late")
+            try await eventually(10, "the new entry to be used") {
+                try await net.ctl("b", "continue").stdout.contains("opened in Late (org.example.Late.desktop)")
+            }
+            _ = try await desk.waitForRecord("late")
+            // The user's override beats the declaring app.
+            try "handler.org.example.late.arrival = org.example.Editor.desktop\n".write(
+                toFile: desk.configHome + "/handoff/handoff-session.conf", atomically: true, encoding: .utf8)
+            #expect(try await net.ctl("b", "continue").stdout.contains("opened in Editor"))
+        }
+    }
+
+    @Test func whatCannotBeOpenedSaysWhyAndFails() async throws {
+        try await withDesktop { net, desk in
+            // No handler and no web page: a clear message and exit 1, the payload still printed.
+            _ = try await offer(net, ["--type", "org.example.nobody.handles", "--title", "Orphan", "--info", "k=v"])
+            let none = try await net.ctl("b", "continue")
+            #expect(none.status == 1, "\(none)")
+            #expect(none.stderr.contains("opened nothing: nothing here opens org.example.nobody.handles activities and the activity has no web page"), "\(none)")
+            #expect(none.stdout.contains("k = \"v\""), "\(none)")
+            let open = try await net.ctl("b", "continue", "--open")
+            #expect(open.status == 1, "\(open)")
+            // --print opens nothing and succeeds.
+            let printed = try await net.ctl("b", "continue", "--print")
+            #expect(printed.status == 0 && printed.stdout.contains("org.example.nobody.handles"), "\(printed)")
+            // A handler that cannot start (here: its interpreter is missing, so it dies at
+            // once): said, exit 1. (GIO does not even list an entry whose Exec is missing.)
+            let brokenApp = desk.root + "/broken-app"
+            try "#!/nonexistent/interpreter\n".write(toFile: brokenApp, atomically: true, encoding: .utf8)
+            chmod(brokenApp, 0o755)
+            try desk.addEntry("org.example.Broken.desktop", name: "Broken", lines: ["X-Handoff-ActivityTypes=org.example.broken.app;"],
+                              exec: "\(brokenApp) %u")
+            // A malformed entry, and a hostile one: ignored or set aside, never a crash.
+            try Data([0x5B, 0xFF, 0x00, 0x0A] + Array("Exec=rm -rf /\n".utf8)).write(to: URL(fileURLWithPath: desk.applications + "/bad.desktop"))
+            try desk.addEntry("org.example.Hostile.desktop", name: "Hostile", lines: [
+                "X-Handoff-ActivityTypes=../../etc/passwd;<script>;" + String(repeating: "a.", count: 20000) + "b;org.example.hostile.ok;",
+                "X-Handoff-Domains=*;*.;..;exa mple.org;" + String(repeating: "x", count: 300) + ".org;",
+            ], recordAs: "hostile")
+            _ = try await offer(net, ["--type", "org.example.broken.app", "--title", "Broken"])
+            try await eventually(10, "the broken entry to be seen") {
+                let r = try await net.ctl("b", "continue")
+                return r.stderr.contains("org.example.Broken.desktop could not be started") || r.stderr.contains("org.example.Broken.desktop started but exited at once")
+            }
+            let broken = try await net.ctl("b", "continue")
+            #expect(broken.status == 1, "\(broken)")
+            // One that starts and dies at once is no app opened either.
+            let crashy = desk.root + "/crashy-app"
+            try "#!/bin/sh\necho 'cannot open display' >&2\nexit 3\n".write(toFile: crashy, atomically: true, encoding: .utf8)
+            chmod(crashy, 0o755)
+            try desk.addEntry("org.example.Crashy.desktop", name: "Crashy", lines: ["X-Handoff-ActivityTypes=org.example.crashy.app;"], exec: "\(crashy) %u")
+            _ = try await offer(net, ["--type", "org.example.crashy.app", "--title", "Crashy"])
+            try await eventually(10, "the crashy app's failure to be reported") {
+                let r = try await net.ctl("b", "continue")
+                return r.status == 1 && r.stderr.contains("org.example.Crashy.desktop started but exited at once with status 3")
+            }
+            _ = try await offer(net, ["--type", "org.example.hostile.ok", "--title", "Fine"])
+            #expect(try await net.ctl("b", "continue").stdout.contains("opened in Hostile"))
+            #expect(desk.log.contains("X-Handoff-ActivityTypes has entries that are no activity types"), "\(desk.log)")
+            #expect(desk.log.contains("X-Handoff-Domains has entries that are no domain names"))
+            // The agent survived all of it and still answers.
+            #expect(try await net.ctl("b", "status", "--json").stdout.contains("\"launcher\": true"))
+            // Without the agent, a plain continue prints (headless); --open fails and says why.
+            await desk.stopAgent()
+            try await eventually(10, "the launcher role to be vacant") {
+                try await net.ctl("b", "status", "--json").stdout.contains("\"launcher\": false")
+            }
+            let headless = try await net.ctl("b", "continue")
+            #expect(headless.status == 0 && headless.stdout.contains("org.example.hostile.ok"), "\(headless)")
+            let insist = try await net.ctl("b", "continue", "--open")
+            #expect(insist.status == 1 && insist.stderr.contains("no session agent is running"), "\(insist)")
+        }
+    }
+
+    @Test func shippedAndTestEntriesAreValid() async throws {
+        try await withDesktop { net, desk in
+            let entries = try FileManager.default.contentsOfDirectory(atPath: desk.applications).map { desk.applications + "/" + $0 }
+                + [TestEnvironment.packageRoot + "/Docs/examples/notes/org.example.HandoffNotes.desktop"]
+            for e in entries {
+                let r = try await net.exec("b", ["desktop-file-validate", e])
+                #expect(r.status == 0 && r.stdout.isEmpty, "\(e): \(r)")
+            }
+        }
+    }
+
+    @Test func exampleNotesAppContinuesANote() async throws {
+        try await withDesktop { net, desk in
+            // The shipped entry as it is, the example on the agent's PATH.
+            let example = TestEnvironment.packageRoot + "/Docs/examples/notes"
+            try FileManager.default.copyItem(atPath: example + "/org.example.HandoffNotes.desktop",
+                                             toPath: desk.applications + "/org.example.HandoffNotes.desktop")
+            await desk.stopAgent()
+            try await desk.startAgent(["--no-notifications"], environment: [
+                "PATH": example + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), "HANDOFF_NOTES_NO_OPEN": "1"])
+            let note = net.directory + "/list.txt"
+            let text = (1...2000).map { "item \($0)" }.joined(separator: "\n")
+            try text.write(toFile: note, atomically: true, encoding: .utf8)
+            var env = net.environment
+            env["HANDOFF_SOCKET"] = net.socket("a")
+            let wrote = try await net.exec("a", ["env", "HANDOFF_SOCKET=\(net.socket("a"))", example + "/handoff-notes", "write", "Shopping list", note])
+            #expect(wrote.status == 0 && wrote.stdout.contains("offering \"Shopping list\""), "\(wrote)")
+            try await eventually(10, "the note's offer at b") { try await net.ctl("b", "list").stdout.contains("Shopping list") }
+            let r = try await net.ctl("b", "continue")
+            #expect(r.status == 0 && r.stdout.contains("opened in Handoff Notes (example)"), "\(r)")
+            // The whole note (over 2,000 characters: it came through the stream) is in ~/Notes.
+            let saved = desk.root + "/Notes/Shopping list.txt"
+            try await eventually(15, "the note to be saved on b") { FileManager.default.fileExists(atPath: saved) }
+            try await eventually(5, "the note to be whole") { (try? String(contentsOfFile: saved, encoding: .utf8)) == text }
+        }
+    }
+
+    @Test func availableActivityIsNotifiedAndItsActionContinues() async throws {
+        try await withDesktop(notifications: true) { net, desk in
+            let monitorLog = desk.root + "/monitor.log"
+            let monitor = try await net.spawn("b", log: monitorLog, ["dbus-monitor", "--address", desk.busAddress,
+                                                                      "interface='org.freedesktop.Notifications',member='Notify'"])
+            defer { net.stop(monitor, SIGTERM) }
+            try await Task.sleep(nanoseconds: 500_000_000)
+            _ = try await offer(net, ["--type", "org.example.editor.edit-note", "--title", "Grocery run"])
+            try await eventually(10, "a notification for the offer") {
+                let calls = (try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? ""
+                return calls.contains("Continue \u{201C}Grocery run\u{201D}") && calls.contains("from ws-a")
+            }
+            let calls = try String(contentsOfFile: monitorLog, encoding: .utf8)
+            #expect(calls.contains("accessories-text-editor"), "the handler's icon: \(calls)")
+            #expect(calls.contains("\"default\"") && calls.contains("\"Continue\""), "\(calls)")
+            let shown = try await desk.run(["dunstctl", "count", "displayed"])
+            #expect(shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(shown)")
+            // Updates of the same activity are quiet: no second notification.
+            _ = try await net.ctl("a", "update", "--title", "Grocery run (Saturday)")
+            try await Task.sleep(nanoseconds: 1_500_000_000)
+            let notifies = try String(contentsOfFile: monitorLog, encoding: .utf8).components(separatedBy: "member=Notify").count - 1
+            #expect(notifies == 1, "\(notifies) Notify calls")
+            // Clicking it (dunst's default action) continues and launches.
+            let click = try await desk.run(["dunstctl", "action", "0"])
+            #expect(click.status == 0, "\(click)")
+            let record = try await desk.waitForRecord("editor")
+            #expect((record["payload"] as? [String: Any])?["title"] as? String == "Grocery run (Saturday)", "\(record)")
+            // An invalidated offer takes its notification away.
+            _ = try await offer(net, ["--type", "org.example.editor.draft", "--title", "Draft"])
+            try await eventually(15, "the second notification (after the rate limit)") {
+                ((try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "").contains("Continue \u{201C}Draft\u{201D}")
+            }
+            _ = try await net.ctl("a", "invalidate")
+            try await eventually(10, "the notification to close") {
+                try await desk.run(["dunstctl", "count", "displayed"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+            }
+        }
+    }
 }
 }
