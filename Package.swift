@@ -110,6 +110,7 @@ let package = Package(
         .testTarget(
             name: "HandoffDaemonTests",
             dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffWire"]),
         .testTarget(
             name: "HandoffIntegrationTests",
             dependencies: ["HandoffCore", "HandoffWire", "HandoffClient", .product(name: "NIOCore", package: "swift-nio")]

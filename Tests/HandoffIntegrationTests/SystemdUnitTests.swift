@@ -23,4 +23,12 @@ import Testing
         #expect(socketUnit.contains("SocketMode=0600"))
         #expect(socketUnit.contains("DirectoryMode=0700"))
     }
+
+    @Test func sessionAgentLivesInTheGraphicalSession() throws {
+        let unit = try String(contentsOfFile: TestEnvironment.packageRoot + "/systemd/handoff-session.service", encoding: .utf8)
+        #expect(unit.contains("PartOf=graphical-session.target"))
+        #expect(unit.contains("WantedBy=graphical-session.target"))
+        // Stopping the agent must not kill the apps it opened.
+        #expect(unit.contains("KillMode=process"))
+    }
 }
