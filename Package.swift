@@ -48,6 +48,7 @@ let package = Package(
         .target(
             name: "HandoffDesktop",
             dependencies: ["CGIO", "HandoffCore", "HandoffWire", "HandoffClient",
+                           .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Logging", package: "swift-log")]),
         // DNS-SD advertisement and discovery through avahi-daemon.
         .target(

@@ -91,8 +91,9 @@ public struct StreamInfo: Sendable, Equatable {
 extension HandoffClient {
     /// Continuing side: opens a stream to an activity continued from another workstation
     /// and runs `body` with it; the stream closes when `body` returns.
-    public func withStream<R: Sendable>(toActivity id: String, _ body: (ContinuationStream) async throws -> R) async throws -> R {
-        try await StreamConnection.run(socketPath: socketPath, path: ControlPaths.openStream(activity: id), headers: [], body)
+    /// With `document`, the stream carries the activity's document from the origin instead.
+    public func withStream<R: Sendable>(toActivity id: String, document: Bool = false, _ body: (ContinuationStream) async throws -> R) async throws -> R {
+        try await StreamConnection.run(socketPath: socketPath, path: ControlPaths.openStream(activity: id) + (document ? "&document=1" : ""), headers: [], body)
     }
 
     /// Origin side: takes the stream a `stream-requested` event asked this app for.

@@ -41,10 +41,13 @@ public struct HandoffClient: Sendable {
     /// and dies with it; without, it belongs to the daemon.
     /// `streamFile` (absolute): a file handoffd serves as the activity's continuation
     /// streams, for an activity without an owning app.
-    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil, streamFile: String? = nil) async throws -> ActivityRecord {
+    /// `document` (absolute): the file the activity is about; the other workstation opens
+    /// its own copy in the same synced folder, or fetches one.
+    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil, streamFile: String? = nil, document: String? = nil) async throws -> ActivityRecord {
         var body = ActivityJSON.encode(draft)
         if let session { body["session"] = .string(session) }
         if let streamFile { body["streamFile"] = .string(streamFile) }
+        if let document { body["document"] = .string(document) }
         return try decode(try await call(.POST, ControlPaths.activities, body: .object(body)), ActivityRecord.init(json:))
     }
 
@@ -134,6 +137,17 @@ public struct HandoffClient: Sendable {
         var launch: LaunchOutcome?
         if let l = json.objectValue?["launch"], l != .null { launch = try decode(l, LaunchOutcome.init(json:)) }
         return ContinuedActivity(record: record, device: PeerDevice(json: json.objectValue?["device"]), launch: launch)
+    }
+
+    /// Where a continued activity's document is on this workstation (`GET /v1/continued/{id}/document`).
+    public func continuedDocument(_ id: String) async throws -> ContinuedDocument {
+        let o = try await call(.GET, ControlPaths.continued(id) + "/document").objectValue ?? [:]
+        let reference = o["reference"]?.objectValue ?? [:], local = o["local"]?.objectValue ?? [:]
+        var size: Int64 = 0
+        if case .integer(let n)? = reference["size"] { size = n }
+        return ContinuedDocument(path: reference["path"]?.stringValue ?? "document", size: size, sha256: reference["sha256"]?.stringValue ?? "",
+                                 state: local["state"]?.stringValue ?? "unmapped", localPath: local["path"]?.stringValue,
+                                 reason: local["reason"]?.stringValue)
     }
 
     // MARK: - The session agent's side

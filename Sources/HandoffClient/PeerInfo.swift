@@ -40,6 +40,21 @@ public struct Offer: Sendable, Equatable {
     }
 }
 
+/// A continued activity's document as this workstation sees it.
+public struct ContinuedDocument: Sendable, Equatable {
+    /// Inside its synced folder (or the file name, outside any).
+    public var path: String
+    public var size: Int64
+    /// Hex.
+    public var sha256: String
+    /// `same`, `differs`, `missing` or `unmapped`.
+    public var state: String
+    public var localPath: String?
+    public var reason: String?
+
+    public var fileName: String { String(path.split(separator: "/").last ?? "document") }
+}
+
 /// What continuing returned: the activity as the origin sent it, and where from.
 public struct ContinuedActivity: Sendable, Equatable {
     public var record: ActivityRecord

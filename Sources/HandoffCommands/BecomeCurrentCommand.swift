@@ -51,6 +51,9 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
     @Option(name: .customLong("stream-file"), help: ArgumentHelp("Without --attach: handoffd serves this file as the activity's continuation streams, reading it when a stream opens.", valueName: "path"))
     var streamFile: String?
 
+    @Option(help: ArgumentHelp("The document the activity is about: the other workstation opens its own copy in the same synced folder (Syncthing, Nextcloud, synced-root), or fetches one.", valueName: "path"))
+    var document: String?
+
     func validate() throws {
         if refreshWith != nil && !attach { throw ValidationError("--refresh-with needs --attach: only an attached owner can answer will-save") }
         if streamExec != nil && !attach { throw ValidationError("--stream-exec needs --attach: the command runs here, in this handoffctl") }
@@ -76,21 +79,23 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
 
         let client = options.client
         guard attach else {
-            let record = try await client.becomeCurrent(draft, streamFile: try streamFile.map(BecomeCurrentCommand.absolute))
+            let record = try await client.becomeCurrent(draft, streamFile: try streamFile.map { try BecomeCurrentCommand.absolute($0, "--stream-file") },
+                                                        document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") })
             Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue)
             return
         }
         let session = try await client.openSession()
-        let record = try await client.becomeCurrent(draft, session: session.token)
+        let record = try await client.becomeCurrent(draft, session: session.token,
+                                                    document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") })
         Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
         try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
                                 refreshCommand: refreshWith, streamCommand: streamExec, json: options.json).run()
     }
 
     /// handoffd's working directory is not ours: name the file absolutely.
-    static func absolute(_ path: String) throws -> String {
+    static func absolute(_ path: String, _ option: String) throws -> String {
         guard let resolved = realpath(path, nil) else {
-            throw CommandFailure(description: "--stream-file \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage)
+            throw CommandFailure(description: "\(option) \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage)
         }
         defer { free(resolved) }
         return String(cString: resolved)

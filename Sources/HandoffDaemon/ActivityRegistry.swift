@@ -17,6 +17,9 @@ public actor ActivityRegistry {
         var owner: ActivityOwner
         /// Daemon-owned activities only: the file served as their continuation streams.
         var streamFile: String?
+        /// The local file of the activity's document (`handoff.document` in userInfo),
+        /// served to peers that ask for it.
+        var documentFile: String?
     }
 
     struct PendingSave {
@@ -80,7 +83,8 @@ public actor ActivityRegistry {
         lastSaved = saved
         let now = SystemClock.now()
         for s in saved.activities where !s.activity.isExpired(at: now) {
-            entries[s.activity.id] = Entry(activity: s.activity, state: s.current ? .current : .resigned, owner: .daemon, streamFile: s.streamFile)
+            entries[s.activity.id] = Entry(activity: s.activity, state: s.current ? .current : .resigned, owner: .daemon,
+                                           streamFile: s.streamFile, documentFile: s.documentFile)
             if s.current { currentID = s.activity.id }
         }
         if !entries.isEmpty {
@@ -133,7 +137,8 @@ public actor ActivityRegistry {
 
     // MARK: - Lifecycle
 
-    public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil) throws(APIError) -> ActivityRecord {
+    public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil,
+                              document: (file: String, reference: DocumentReference)? = nil) throws(APIError) -> ActivityRecord {
         let owner: ActivityOwner
         if let session {
             guard events.isOpen(session) else { throw APIError.unknownSession(session) }
@@ -144,12 +149,13 @@ public actor ActivityRegistry {
         let now = SystemClock.now()
         var activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
         if streamFile != nil { activity.supportsContinuationStreams = true }
+        if let document { activity.userInfo[DocumentReference.userInfoKey] = document.reference.propertyValue }
         try validate(activity)
         try StreamSourceRules.check(activity, owner: owner, streamFile: streamFile)
         if activity.isExpired(at: now) {
             throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
-        entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile)
+        entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file)
         evictBeyondCap(owner: owner, keeping: activity.id)
         makeCurrent(activity.id)
         rescheduleExpiry()
@@ -183,6 +189,10 @@ public actor ActivityRegistry {
             throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(expiry) is already past; invalidate the activity to end it now")
         }
         var updated = update.applied(to: e.activity, now: now)
+        // The document reference belongs to the file, not to what the app writes in userInfo.
+        if e.documentFile != nil, let reference = e.activity.userInfo[DocumentReference.userInfoKey] {
+            updated.userInfo[DocumentReference.userInfoKey] = reference
+        }
         let answersSave = pendingSaves[e.activity.id] != nil
         if answersSave && update.needsSave == nil { updated.needsSave = false }
         try validate(updated)
@@ -273,7 +283,7 @@ public actor ActivityRegistry {
 
     private func record(_ e: Entry) -> ActivityRecord {
         ActivityRecord(activity: e.activity, state: e.state, owner: e.owner.label,
-                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity), streamFile: e.streamFile)
+                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity), streamFile: e.streamFile, documentFile: e.documentFile)
     }
 
     private func withStale(_ r: ActivityRecord, _ stale: Bool) -> ActivityRecord {
@@ -347,7 +357,7 @@ public actor ActivityRegistry {
         guard let store else { return }
         let saved = entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
             .sorted { $0.activity.createdAt < $1.activity.createdAt }
-            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile) }
+            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile, documentFile: $0.documentFile) }
         let snapshot = SavedActivities(activities: saved)
         guard snapshot != lastSaved else { return }
         do {
@@ -408,9 +418,15 @@ public actor ActivityRegistry {
     }
 
     /// Who serves an activity's continuation streams, for a peer's stream request.
-    public func streamSource(for id: ActivityID) throws(APIError) -> StreamSource {
+    public func streamSource(for id: ActivityID, document: Bool = false) throws(APIError) -> StreamSource {
         guard let e = entries[id], !isFinal(e.state) else {
             throw APIError(status: 404, code: "not-offered", message: "that activity is not available on this device any more")
+        }
+        if document {
+            guard let file = e.documentFile else {
+                throw APIError(status: 409, code: "no-document", message: "the activity has no document to send")
+            }
+            return .file(file)
         }
         guard e.activity.supportsContinuationStreams else {
             throw APIError(status: 409, code: "streams-unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")

@@ -14,6 +14,15 @@ public struct SavedActivity: Sendable, Equatable {
     public var current: Bool
     /// The file its continuation streams serve (`--stream-file`).
     public var streamFile: String?
+    /// The local file of its document.
+    public var documentFile: String?
+
+    public init(activity: Activity, current: Bool, streamFile: String? = nil, documentFile: String? = nil) {
+        self.activity = activity
+        self.current = current
+        self.streamFile = streamFile
+        self.documentFile = documentFile
+    }
 }
 
 /// `activities.json` in the state directory, written atomically on every change.
@@ -30,6 +39,7 @@ public struct ActivityStore: Sendable {
             var o = ActivityJSON.encode(s.activity)
             o["current"] = .bool(s.current)
             if let f = s.streamFile { o["streamFile"] = .string(f) }
+            if let f = s.documentFile { o["documentFile"] = .string(f) }
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "activities": .array(list)])
@@ -48,7 +58,8 @@ public struct ActivityStore: Sendable {
             for item in list {
                 guard let o = item.objectValue else { continue }
                 let a = try ActivityJSON.decodeActivity(o)
-                out.append(SavedActivity(activity: a, current: o["current"] == .bool(true), streamFile: o["streamFile"]?.stringValue))
+                out.append(SavedActivity(activity: a, current: o["current"] == .bool(true), streamFile: o["streamFile"]?.stringValue,
+                                         documentFile: o["documentFile"]?.stringValue))
             }
             return SavedActivities(activities: out)
         } catch {

@@ -20,6 +20,7 @@ enum ControlRoute: Sendable, Equatable {
     case continueActivity
     case listContinued
     case continuedActivity(String)
+    case continuedDocument(String)
     case claimLauncher
     case answerLaunch(String)
     case openStream
@@ -52,6 +53,7 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "continue"], { _ in .continueActivity }),
         (.GET, ["v1", "continued"], { _ in .listContinued }),
         (.GET, ["v1", "continued", ":id"], { .continuedActivity($0) }),
+        (.GET, ["v1", "continued", ":id", "document"], { .continuedDocument($0) }),
         (.POST, ["v1", "launcher"], { _ in .claimLauncher }),
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
         (.POST, ["v1", "streams"], { _ in .openStream }),

@@ -1,6 +1,7 @@
 import HandoffCore
 import HandoffWire
 import NIOHTTP1
+import NIOPosix
 
 /// Turns control requests into registry calls and registry results into responses.
 /// All behaviour stays in `ActivityRegistry`; this only translates.
@@ -9,6 +10,8 @@ struct ControlRouter: Sendable {
     let peers: PeerService
     let streams: StreamBroker
     let launches: LaunchBroker
+    /// `synced-root` lines of the configuration, for document references.
+    let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
 
     func handle(_ route: ControlRoute, _ request: ControlRequest) async -> ControlResponse {
@@ -22,7 +25,7 @@ struct ControlRouter: Sendable {
             case .becomeCurrent:
                 let body = try request.jsonObject()
                 let draft: ActivityDraft
-                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session", "streamFile"]) } catch { throw APIError.invalid(error) }
+                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session", "streamFile", "document"]) } catch { throw APIError.invalid(error) }
                 var session = request.headers.first(name: ControlPaths.sessionHeader)
                 if let v = body["session"], v != .null {
                     guard let s = v.stringValue else { throw APIError.badRequest("session must be a string") }
@@ -33,7 +36,12 @@ struct ControlRouter: Sendable {
                     guard let f = v.stringValue else { throw APIError.badRequest("streamFile must be a string") }
                     streamFile = f
                 }
-                return .created(try await registry.becomeCurrent(draft, session: session, streamFile: streamFile).json)
+                var document: (file: String, reference: DocumentReference)?
+                if let v = body["document"], v != .null {
+                    guard let path = v.stringValue else { throw APIError.badRequest("document must be a string: the file's absolute path") }
+                    document = try await locate(path)
+                }
+                return .created(try await registry.becomeCurrent(draft, session: session, streamFile: streamFile, document: document).json)
             case .getActivity(let id):
                 return .ok(try await registry.get(id).json)
             case .updateActivity(let id):
@@ -83,6 +91,8 @@ struct ControlRouter: Sendable {
                 return .ok(await peers.continuedActivitiesJSON())
             case .continuedActivity(let id):
                 return .ok(try await peers.continuedActivity(id))
+            case .continuedDocument(let id):
+                return .ok(try await continuedDocument(id))
             case .claimLauncher:
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let bodySession = try r.string("session")
@@ -128,6 +138,37 @@ struct ControlRouter: Sendable {
         } catch {
             return .error(APIError(status: 500, code: "internal", message: "\(error)"))
         }
+    }
+
+    /// Hashing a document reads all of it: on the thread pool, not an event loop.
+    private func locate(_ path: String) async throws -> (file: String, reference: DocumentReference) {
+        let configured = configuredRoots
+        return try await NIOThreadPool.singleton.runIfActive {
+            try DocumentLocator.reference(for: path, roots: SyncedRoots.discover(configured: configured))
+        }
+    }
+
+    /// Where a continued activity's document is on this workstation, if anywhere.
+    private func continuedDocument(_ id: String) async throws -> JSONValue {
+        let record = try await peers.continuedRecord(id)
+        guard let value = record.activity.userInfo[DocumentReference.userInfoKey] else {
+            throw APIError(status: 404, code: "no_document", message: "activity \(id) has no document")
+        }
+        let reference: DocumentReference
+        do { reference = try DocumentReference(propertyValue: value) } catch {
+            throw APIError(status: 422, code: "bad_document", message: "the document reference from the other workstation is unusable: \(error)")
+        }
+        let configured = configuredRoots
+        let local = try await NIOThreadPool.singleton.runIfActive {
+            DocumentLocator.local(reference, roots: SyncedRoots.discover(configured: configured))
+        }
+        var root: JSONValue = .null
+        if let r = reference.root { root = .object(["kind": .string(r.kind), "id": .string(r.id)]) }
+        return .object([
+            "reference": .object(["root": root, "path": .string(reference.path), "size": .integer(reference.size),
+                                  "sha256": .string(reference.sha256.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())]),
+            "local": local.json,
+        ])
     }
 
     private func requireEmptyObject(_ request: ControlRequest) throws(APIError) {

@@ -174,9 +174,9 @@ public final class ControlServer: Service, Sendable {
                              outbound: NIOAsyncChannelOutboundWriter<StreamFrame>, channel: Channel) async throws {
         let finished = channel.eventLoop.makePromise(of: Void.self)
         switch request {
-        case .open(let activityID):
+        case .open(let activityID, let document):
             let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
-            await router.peers.continueStream(activityID, app: end)
+            await router.peers.continueStream(activityID, document: document, app: end)
             finished.succeed()
         case .accept(let streamID, let length):
             let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: length, finished: finished)

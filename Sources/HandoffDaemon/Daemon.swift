@@ -61,7 +61,8 @@ public struct Daemon: Sendable {
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger), registry: registry,
             streams: streams, launches: launches, deviceName: config.deviceName,
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let router = ControlRouter(registry: registry, peers: peers, streams: streams, launches: launches, status: {
+        let router = ControlRouter(registry: registry, peers: peers, streams: streams, launches: launches,
+                                   configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
                 version: APIVersion.software, apiVersion: APIVersion.current, deviceName: device.name, deviceID: device.id,

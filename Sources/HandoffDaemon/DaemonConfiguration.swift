@@ -31,6 +31,9 @@ public struct DaemonConfiguration: Sendable {
     public var streamAcceptTimeoutMilliseconds: Int64 = 10_000
     /// Continuation streams one peer may have open with this device at once, each way.
     public var maximumStreamsPerPeer = 8
+    /// Folders synced by other means than Syncthing or Nextcloud: a name the same on every
+    /// device, and the folder's path here (`synced-root = NAME=PATH`, repeatable).
+    public var syncedRoots: [(name: String, path: String)] = []
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -94,6 +97,12 @@ public struct DaemonConfiguration: Sendable {
         case "peer-max-unauthenticated-per-address": peerMaximumUnauthenticatedPerAddress = try int(value)
         case "stream-accept-timeout-ms": streamAcceptTimeoutMilliseconds = Int64(try int(value))
         case "max-streams-per-peer": maximumStreamsPerPeer = try int(value)
+        case "synced-root":
+            guard let eq = value.firstIndex(of: "="), case let name = value[..<eq].trimmingCharacters(), !name.isEmpty,
+                  case let path = value[value.index(after: eq)...].trimmingCharacters(), path.hasPrefix("/") else {
+                throw FileError(description: "synced-root must be NAME=/absolute/path, not \"\(value)\"")
+            }
+            syncedRoots.append((name, path))
         case "discovery":
             guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
             discovery = value == "yes"

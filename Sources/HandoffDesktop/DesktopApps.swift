@@ -129,3 +129,23 @@ public enum DesktopApps {
         return nil
     }
 }
+
+extension DesktopApps {
+    /// The user's default app for a file's content type (guessed from its name and first
+    /// bytes, as file managers do), if any.
+    public static func defaultApp(forFile path: String, userApplications: String) -> DesktopHandler? {
+        var uncertain: gboolean = 0
+        guard let type = g_content_type_guess(path, nil, 0, &uncertain) else { return nil }
+        defer { g_free(type) }
+        guard let info = g_app_info_get_default_for_type(type, 0) else { return nil }
+        defer { handoff_object_unref(UnsafeMutableRawPointer(info)) }
+        guard handoff_is_desktop_app_info(UnsafeMutableRawPointer(info)) != 0 else { return nil }
+        var ignored: [String] = []
+        return handler(info, userApplications: userApplications, problems: &ignored)
+    }
+
+    /// `file:///…` for a local path, escaped as GIO does.
+    public static func fileURI(_ path: String) -> String {
+        takeGString(g_filename_to_uri(path, nil, nil)) ?? "file://" + path
+    }
+}

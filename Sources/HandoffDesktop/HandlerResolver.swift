@@ -27,7 +27,7 @@ public struct HandlerResolver: Sendable {
     }
 
     public enum Route: String, Sendable {
-        case handler, domain, browser
+        case handler, domain, browser, document
     }
 
     public func plan(activityID: String, activityType: String, webpageURL: String?) -> Plan {

@@ -14,10 +14,13 @@ public actor SessionAgent {
         /// `$XDG_DATA_HOME/applications`: entries there win over the system's.
         public var userApplications: String
         public var notificationsAllowed = true
+        /// Where fetched documents go: `$XDG_CACHE_HOME/handoff/documents`.
+        public var documentCache: String
 
-        public init(configPath: String, userApplications: String) {
+        public init(configPath: String, userApplications: String, documentCache: String) {
             self.configPath = configPath
             self.userApplications = userApplications
+            self.documentCache = documentCache
         }
     }
 
@@ -83,16 +86,38 @@ public actor SessionAgent {
         let activity = record.activity
         let config = loadConfiguration()
         let resolver = await currentResolver(overrides: config.handlers)
-        switch resolver.plan(activityID: activity.id.rawValue, activityType: activity.activityType, webpageURL: activity.webpageURL) {
+        var plan = resolver.plan(activityID: activity.id.rawValue, activityType: activity.activityType, webpageURL: activity.webpageURL)
+        var environment = [
+            ("HANDOFF_ACTIVITY_ID", activity.id.rawValue), ("HANDOFF_ACTIVITY_TYPE", activity.activityType),
+            ("HANDOFF_DEVICE", device.name), ("HANDOFF_SOCKET", client.socketPath),
+        ]
+        var note: String?
+        if activity.userInfo[DocumentReference.userInfoKey] != nil {
+            // A document: find it here, or fetch a copy. A handler for the type gets it in
+            // HANDOFF_DOCUMENT; otherwise the file opens in the default app for its type.
+            let document: (path: String, note: String)
+            switch await locateDocument(activity.id.rawValue, from: device, config: config) {
+            case .failure(let f): return .failed(code: f.code, message: f.description)
+            case .success(let d): document = d
+            }
+            note = document.note
+            environment.append(("HANDOFF_DOCUMENT", document.path))
+            if case .open(_, .handler, _) = plan {} else {
+                let userApplications = settings.userApplications
+                let path = document.path
+                let (app, uri) = await loop.run { (DesktopApps.defaultApp(forFile: path, userApplications: userApplications), DesktopApps.fileURI(path)) }
+                guard let app else {
+                    return .failed(code: "no_handler", message: "no app here opens \(document.path) (no default app for its type); \(document.note)")
+                }
+                plan = .open(app: app, route: .document, uris: [uri])
+            }
+        }
+        switch plan {
         case .nothing(let code, let message):
             logger.info("nothing to open", metadata: ["type": "\(activity.activityType)", "why": "\(code)"])
             return .failed(code: code, message: message)
         case .open(let app, let route, let uris):
-            let environment = [
-                ("HANDOFF_ACTIVITY_ID", activity.id.rawValue), ("HANDOFF_ACTIVITY_TYPE", activity.activityType),
-                ("HANDOFF_DEVICE", device.name), ("HANDOFF_SOCKET", client.socketPath),
-            ]
-            let loop = self.loop
+            let loop = self.loop, environment = environment
             do {
                 let launched = try await loop.run { try DesktopApps.launch(app.id, uris: uris, environment: environment, context: loop.context) }
                 // An app that cannot really start (a missing library, a broken script) dies
@@ -112,8 +137,38 @@ public actor SessionAgent {
             case .handler: .handler
             case .domain: .domain
             case .browser: .browser
+            case .document: .document
             }
-            return .opened(LaunchedApp(route: launchedRoute, appID: app.id, appName: app.name, uri: uris.first))
+            return .opened(LaunchedApp(route: launchedRoute, appID: app.id, appName: app.name, uri: uris.first, note: note))
+        }
+    }
+
+    private func locateDocument(_ id: String, from device: PeerDevice, config: SessionConfiguration) async -> Result<(path: String, note: String), DocumentCache.Failure> {
+        let document: ContinuedDocument
+        do { document = try await client.continuedDocument(id) } catch {
+            return .failure(DocumentCache.Failure(code: "bad_document", description: "\(error)"))
+        }
+        if document.state == "same", let path = document.localPath {
+            return .success((path, "the document is your own copy in the synced folder: \(path)"))
+        }
+        let why = switch document.state {
+        case "differs": "your copy at \(document.localPath ?? "?") differs from \(device.name)'s"
+        case "missing": "it is not at \(document.localPath ?? "?") here (not synced yet?)"
+        default: document.reason ?? "it is not in a folder synced here"
+        }
+        guard config.fetchDocuments else {
+            return .failure(DocumentCache.Failure(code: "document_missing", description: "\(why); fetching copies is off (fetch-documents = no)"))
+        }
+        let cache = DocumentCache(directory: settings.documentCache, capacityBytes: config.documentCacheMB * 1_000_000)
+        do {
+            let (path, verified) = try await cache.fetch(id, document, client: client)
+            let changed = verified ? "" : " (it changed on \(device.name) since it was offered)"
+            logger.info("fetched a document", metadata: ["path": "\(path)", "why": "\(document.state)"])
+            return .success((path, "opened a copy fetched from \(device.name)\(changed), because \(why): \(path)"))
+        } catch let f as DocumentCache.Failure {
+            return .failure(f)
+        } catch {
+            return .failure(DocumentCache.Failure(code: "document_fetch_failed", description: "\(error)"))
         }
     }
 

@@ -6,6 +6,10 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var notifications = true
     /// activityType -> desktop id: `handler.org.example.editor.edit-note = org.gnome.TextEditor.desktop`.
     public var handlers: [String: String] = [:]
+    /// Fetch a continued document that is missing or different here (a copy in the cache).
+    public var fetchDocuments = true
+    /// The cache of fetched documents, in MB.
+    public var documentCacheMB: Int64 = 1024
 
     public init() {}
 
@@ -25,6 +29,12 @@ public struct SessionConfiguration: Sendable, Equatable {
             case "notifications":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): notifications must be yes or no") }
                 notifications = value == "yes"
+            case "fetch-documents":
+                guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): fetch-documents must be yes or no") }
+                fetchDocuments = value == "yes"
+            case "document-cache-mb":
+                guard let mb = Int64(value), mb > 0 else { throw FileError(description: "\(path):\(n + 1): document-cache-mb must be a positive whole number") }
+                documentCacheMB = mb
             case _ where key.hasPrefix("handler."):
                 let type = String(key.dropFirst("handler.".count))
                 guard HandlerDeclaration.activityTypes(type).valid == [type] else {

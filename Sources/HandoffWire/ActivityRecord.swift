@@ -31,8 +31,12 @@ public struct ActivityRecord: Sendable, Equatable {
     public var stale: Bool?
     /// The file the daemon serves as this activity's continuation streams (this device only).
     public var streamFile: String?
+    /// The local file of the activity's document (this device only).
+    public var documentFile: String?
 
-    public init(activity: Activity, state: ActivityState, owner: String, payloadSize: Int, stale: Bool? = nil, streamFile: String? = nil) {
+    public init(activity: Activity, state: ActivityState, owner: String, payloadSize: Int, stale: Bool? = nil, streamFile: String? = nil,
+                documentFile: String? = nil) {
+        self.documentFile = documentFile
         self.activity = activity
         self.state = state
         self.owner = owner
@@ -48,6 +52,7 @@ public struct ActivityRecord: Sendable, Equatable {
         o["payloadSize"] = .integer(Int64(payloadSize))
         if let stale { o["stale"] = .bool(stale) }
         if let streamFile { o["streamFile"] = .string(streamFile) }
+        if let documentFile { o["documentFile"] = .string(documentFile) }
         return .object(o)
     }
 
@@ -59,5 +64,6 @@ public struct ActivityRecord: Sendable, Equatable {
         if case .integer(let n)? = o["payloadSize"] { payloadSize = Int(n) } else { payloadSize = 0 }
         if case .bool(let b)? = o["stale"] { stale = b }
         streamFile = o["streamFile"]?.stringValue
+        documentFile = o["documentFile"]?.stringValue
     }
 }

@@ -14,6 +14,10 @@ public enum DefaultPaths {
     }
 
     static var home: String { env("HOME") ?? "/" }
+    public static var homeDirectory: String { home }
+    /// `$XDG_STATE_HOME` and `$XDG_CONFIG_HOME` as set (nil: the defaults apply).
+    public static var stateHome: String? { env("XDG_STATE_HOME") }
+    public static var configHome: String? { env("XDG_CONFIG_HOME") }
 
     /// `$XDG_RUNTIME_DIR`, else `/run/user/UID` when it exists, else `/tmp/handoff-UID`.
     public static var runtimeDirectory: String {
@@ -42,6 +46,9 @@ public enum DefaultPaths {
     public static var sessionConfigFile: String {
         (env("XDG_CONFIG_HOME") ?? home + "/.config") + "/handoff/handoff-session.conf"
     }
+
+    /// `$XDG_CACHE_HOME`, by default `~/.cache`.
+    public static var cacheDirectory: String { env("XDG_CACHE_HOME") ?? home + "/.cache" }
 
     /// `$XDG_DATA_HOME/applications`, by default `~/.local/share/applications`.
     public static var userApplications: String {

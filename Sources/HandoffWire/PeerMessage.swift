@@ -17,7 +17,8 @@ public enum PeerMessage: Sendable, Equatable {
     /// The sender is closing the connection because of this.
     case error(code: String, message: String)
     /// First message on a stream connection: open a continuation stream to this activity.
-    case streamOpen(activityID: ActivityID)
+    /// `document`: the activity's document file rather than its app's stream.
+    case streamOpen(activityID: ActivityID, document: Bool = false)
     /// The origin's owner took the stream; `length` is the size it announced, if any.
     /// Stream frames follow in both directions.
     case streamAccepted(length: Int64?)

@@ -47,8 +47,10 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(["activityID": .string(id.rawValue)]))
         case .error(let code, let message):
             out += PropertyBinaryEncoding.encode(.dictionary(["code": .string(code), "message": .string(message)]))
-        case .streamOpen(let id):
-            out += PropertyBinaryEncoding.encode(.dictionary(["activityID": .string(id.rawValue)]))
+        case .streamOpen(let id, let document):
+            var d: [String: PropertyValue] = ["activityID": .string(id.rawValue)]
+            if document { d["document"] = .boolean(true) }
+            out += PropertyBinaryEncoding.encode(.dictionary(d))
         case .streamAccepted(let length):
             out += PropertyBinaryEncoding.encode(.dictionary(length.map { ["length": .integer($0)] } ?? [:]))
         case .stream(let frame):
@@ -125,7 +127,12 @@ public enum PeerMessageCoding {
         case 0x07:
             return .error(code: try string("code"), message: try string("message"))
         case 0x08:
-            return .streamOpen(activityID: try activityID("activityID"))
+            var document = false
+            if let v = d["document"] {
+                guard case .boolean(let b) = v else { throw .malformed("streamOpen with a document that is not a boolean") }
+                document = b
+            }
+            return .streamOpen(activityID: try activityID("activityID"), document: document)
         case 0x09:
             guard let l = d["length"] else { return .streamAccepted(length: nil) }
             guard case .integer(let n) = l, n >= 0 else { throw .malformed("streamAccepted with a bad length") }

@@ -41,7 +41,8 @@ struct SessionCommand: AsyncParsableCommand {
             h.logLevel = level
             return h
         }
-        var settings = SessionAgent.Settings(configPath: config ?? DefaultPaths.sessionConfigFile, userApplications: DefaultPaths.userApplications)
+        var settings = SessionAgent.Settings(configPath: config ?? DefaultPaths.sessionConfigFile, userApplications: DefaultPaths.userApplications,
+                                             documentCache: DefaultPaths.cacheDirectory + "/handoff/documents")
         settings.notificationsAllowed = !noNotifications
         let agent = SessionAgent(client: HandoffClient(socketPath: socket), settings: settings, logger: Logger(label: "handoff-session"))
         try await agent.run()

@@ -166,6 +166,14 @@ extension PeerService {
         return Self.json(e)
     }
 
+    func continuedRecord(_ ref: String) throws(APIError) -> ActivityRecord {
+        guard let id = ActivityID(ref), let e = continued.entry(id, at: SystemClock.now()) else {
+            throw APIError(status: 404, code: "not_continued",
+                           message: "no activity \(ref) was continued on this workstation in the last \(ContinuedActivities.retentionSeconds / 60) minutes")
+        }
+        return e.record
+    }
+
     func continuedActivitiesJSON() -> JSONValue {
         .object(["continued": .array(continued.all(at: SystemClock.now()).map(Self.json))])
     }

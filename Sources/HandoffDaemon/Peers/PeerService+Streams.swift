@@ -50,7 +50,7 @@ extension PeerService {
 
     /// An app here opened a stream to an activity continued from another workstation:
     /// dial the origin, ask, and relay. Every failure reaches the app as an error frame.
-    nonisolated func continueStream(_ id: ActivityID, app: AppStreamEnd) async {
+    nonisolated func continueStream(_ id: ActivityID, document: Bool = false, app: AppStreamEnd) async {
         guard let link = await originLink(for: id) else {
             await tell(app, StreamFailure("not_offered", "no connected workstation offers activity \(id); continue it first (`handoffctl continue`)"))
             return
@@ -81,7 +81,7 @@ extension PeerService {
                 // Authenticated (TLS pinned, hello done): the handshake deadline is over. (Gone
                 // already if the origin refused and closed at once: its answer is read below.)
                 try? await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
-                try? await outbound.write(.streamOpen(activityID: id))
+                try? await outbound.write(.streamOpen(activityID: id, document: document))
                 // The origin answers within its owner's deadline; this bounds an origin
                 // that says nothing at all.
                 let peerChannel = channel.channel
@@ -156,7 +156,7 @@ extension PeerService {
         let timer = channel.eventLoop.scheduleTask(in: PeerService.streamOpenTimeout) { channel.close(promise: nil) }
         let first = try? await messages.next()
         timer.cancel()
-        guard case .streamOpen(let id)? = first else {
+        guard case .streamOpen(let id, let document)? = first else {
             return await refuse(StreamFailure("protocol", "a stream connection must start with streamOpen"))
         }
         activity = id
@@ -167,7 +167,7 @@ extension PeerService {
         }
         counted = true
         let source: StreamSource
-        do { source = try await registry.streamSource(for: id) } catch {
+        do { source = try await registry.streamSource(for: id, document: document) } catch {
             return await refuse(StreamFailure(wire: error.code, error.message))
         }
         switch source {

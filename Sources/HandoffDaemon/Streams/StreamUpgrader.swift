@@ -13,7 +13,8 @@ enum ControlConnectionKind: Sendable {
 /// A stream request on the control socket, read from the upgrade request's target.
 enum StreamRequest: Sendable, Equatable {
     /// The continuing side: open a stream to this (continued) activity.
-    case open(activityID: ActivityID)
+    /// `document`: the activity's document file instead of its app's stream.
+    case open(activityID: ActivityID, document: Bool = false)
     /// The origin's owner: take the stream it was asked for, announcing its length.
     case accept(streamID: String, length: Int64?)
 
@@ -25,7 +26,8 @@ enum StreamRequest: Sendable, Equatable {
         let segments = path.split(separator: "/").map(String.init)
         if segments == ["v1", "streams"] {
             guard let id = query["activity"].flatMap(ActivityID.init) else { return nil }
-            self = .open(activityID: id)
+            let document = query["document"].map { $0 == "1" || $0 == "true" } ?? false
+            self = .open(activityID: id, document: document)
         } else if segments.count == 4, segments[0] == "v1", segments[1] == "streams", segments[3] == "accept",
                   StreamRequest.isStreamID(segments[2]) {
             var length: Int64?
