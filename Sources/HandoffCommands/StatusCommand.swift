@@ -18,6 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
             current:   \(current)
             sessions:  \(s.sessions)
             discovery: \(s.discoveryAvailable ? "available" : "unavailable"): \(s.discoveryDetail)
+            opening:   \(s.launcher ? "the session agent opens continued activities in their apps" : "no session agent: continue prints (start handoff-session in a graphical session)")
             """)
     }
 }
