@@ -49,12 +49,9 @@ extension WorkstationTests {
         }
     }
 
+    @discardableResult
     func offer(_ net: NetnsRun, _ args: [String], stdin: String? = nil) async throws -> String {
-        let made = try await net.ctl("a", ["become-current", "--json"] + args, stdin: stdin)
-        guard made.status == 0 else { throw TestFailure("become-current: \(made)") }
-        let id = try json(made.stdout)["id"] as? String ?? ""
-        try await eventually(10, "the offer to reach b") { try await net.ctl("b", "list").stdout.contains(id) }
-        return id
+        try await net.offer(from: "a", to: "b", args, stdin: stdin)
     }
 
     @Test func handlerGetsTheFullPayloadAndOpensAStream() async throws {

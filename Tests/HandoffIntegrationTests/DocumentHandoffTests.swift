@@ -49,10 +49,7 @@ extension WorkstationTests {
             try await desk.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": desk.root + "/system:/usr/share"])
 
             func offer(_ args: [String], stdin: String? = nil) async throws {
-                let made = try await net.ctl("a", ["become-current", "--json"] + args, stdin: stdin)
-                guard made.status == 0, let id = (try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any])?["id"] as? String
-                else { throw TestFailure("become-current: \(made)") }
-                try await eventually(10, "the offer to reach b") { try await net.ctl("b", "list").stdout.contains(id) }
+                try await net.offer(from: "a", to: "b", args, stdin: stdin)
             }
             func opened() async throws -> (CommandResult, [String: Any]) {
                 try? FileManager.default.removeItem(atPath: desk.records + "/editor.json")

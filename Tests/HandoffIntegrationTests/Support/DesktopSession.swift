@@ -120,3 +120,17 @@ final class DesktopSession: @unchecked Sendable {
         for pid in pids.reversed() { net.stop(pid, SIGTERM) }
     }
 }
+
+extension NetnsRun {
+    /// Makes an activity current on `origin` (`become-current ARGS`) and waits until
+    /// `host` lists it; returns its id.
+    @discardableResult
+    func offer(from origin: String, to host: String, _ args: [String], stdin: String? = nil) async throws -> String {
+        let made = try await ctl(origin, ["become-current", "--json"] + args, stdin: stdin)
+        guard made.status == 0, let o = try? JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any],
+              let id = o["id"] as? String
+        else { throw TestFailure("become-current: \(made)") }
+        try await eventually(10, "the offer to reach \(host)") { try await self.ctl(host, "list").stdout.contains(id) }
+        return id
+    }
+}
