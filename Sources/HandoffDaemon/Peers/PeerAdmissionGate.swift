@@ -12,6 +12,8 @@ final class PeerAdmissionGate: Sendable {
         var summary: RefusalSummary
         /// Pending connections, which eviction may close.
         var channels: [PeerAdmission.Ticket: Channel] = [:]
+        /// Admitted by the server channel's filter, not yet picked up by the child initializer.
+        var handedOver: [ObjectIdentifier: PeerAdmission.Ticket] = [:]
     }
 
     private let state: NIOLockedValueBox<State>
@@ -34,6 +36,7 @@ final class PeerAdmissionGate: Sendable {
             case .admit(let ticket, let evicting):
                 s.channels[ticket] = channel
                 let evicted = evicting.flatMap { s.channels.removeValue(forKey: $0) }
+                if let e = evicted { s.handedOver[ObjectIdentifier(e)] = nil }
                 let action = evicted.map { s.summary.refused(.evicted, from: PeerSource($0.remoteAddress)) } ?? .none
                 return (decision, evicted, action)
             case .refuse(let reason):
@@ -47,6 +50,15 @@ final class PeerAdmissionGate: Sendable {
         return ticket
     }
 
+    /// The ticket `admit` gave `channel` in the server channel's pipeline, for its initializer.
+    func takeTicket(_ channel: Channel) -> PeerAdmission.Ticket? {
+        state.withLockedValue { $0.handedOver.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    fileprivate func handOver(_ ticket: PeerAdmission.Ticket, _ channel: Channel) {
+        state.withLockedValue { $0.handedOver[ObjectIdentifier(channel)] = ticket }
+    }
+
     /// The connection's hello arrived: it is a trusted peer now, never evicted.
     func authenticated(_ ticket: PeerAdmission.Ticket) {
         state.withLockedValue { s in
@@ -58,7 +70,7 @@ final class PeerAdmissionGate: Sendable {
     private func closed(_ ticket: PeerAdmission.Ticket) {
         state.withLockedValue { s in
             s.admission.close(ticket)
-            s.channels[ticket] = nil
+            if let c = s.channels.removeValue(forKey: ticket) { s.handedOver[ObjectIdentifier(c)] = nil }
         }
     }
 
@@ -81,6 +93,29 @@ final class PeerAdmissionGate: Sendable {
             if let line { self.logger.warning("\(line)") }
             if again { self.scheduleSummary() }
         }
+    }
+}
+
+/// In the listening socket's pipeline, ahead of NIO's accept handling: each accepted
+/// connection is admitted or refused here, before it is registered, configured or given
+/// an initializer. A refused one is closed on the spot, which keeps a flood of strangers
+/// down to an accept and a close each.
+final class PeerAdmissionFilter: ChannelInboundHandler {
+    typealias InboundIn = Channel
+    typealias InboundOut = Channel
+
+    private let gate: PeerAdmissionGate
+
+    init(gate: PeerAdmissionGate) { self.gate = gate }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let child = unwrapInboundIn(data)
+        guard let ticket = gate.admit(child) else {
+            child.close(promise: nil)
+            return
+        }
+        gate.handOver(ticket, child)
+        context.fireChannelRead(data)
     }
 }
 

@@ -145,15 +145,19 @@ public actor PeerService: Service {
         return try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { server in
+                server.eventLoop.makeCompletedFuture { try server.pipeline.syncOperations.addHandler(PeerAdmissionFilter(gate: admission)) }
+            }
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
             .childChannelOption(PeerService.keepIdle, value: 10)
             .childChannelOption(PeerService.keepInterval, value: 5)
             .childChannelOption(PeerService.keepCount, value: 3)
             .bind(host: settings.listenAddress, port: settings.port) { channel in
-                // Admission first: a refused stranger costs an accept and a close, nothing
-                // more. The initializer must not fail (NIO would neither register nor close
-                // the socket), so a refusal is a value, and the connection closes itself.
-                guard let ticket = admission.admit(channel) else {
+                // Admitted by PeerAdmissionFilter already (refused ones never get here); a
+                // connection without a ticket is refused all the same. The initializer must
+                // not fail (NIO would neither register nor close the socket), so a refusal
+                // is a value, and the connection closes itself.
+                guard let ticket = admission.takeTicket(channel) else {
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler())
                         return AcceptedPeer.refused
