@@ -30,13 +30,13 @@ struct PeerAdmissionTests {
         #expect(m.arrive(from: a, at: t0) == .refuse(.perSourceCap))
         m.close(t1)
         let t3 = admitted(m.arrive(from: a, at: t0))!
-        m.authenticate(t2)
+        m.authenticate(t2, at: t0)
         #expect(m.unauthenticatedCount == 1 && m.authenticatedCount == 1)
         #expect(admitted(m.arrive(from: a, at: t0)) != nil)
         // Closing twice, or a ticket never issued, changes nothing.
         m.close(t1)
         m.close(999)
-        m.authenticate(999)
+        m.authenticate(999, at: t0)
         #expect(m.unauthenticatedCount == 2 && m.authenticatedCount == 1)
         m.close(t2)
         m.close(t3)
@@ -88,9 +88,29 @@ struct PeerAdmissionTests {
         #expect(m.arrive(from: PeerSource("10.1.1.1"), at: at(40)) == .admit(33, evicting: first))
     }
 
+    @Test func aKnownGoodAddressIsNeitherEvictedNorKeptOut() {
+        var m = PeerAdmission(limits: .init(perSource: 8, unauthenticated: 4, total: 64, burst: 100, perSecond: 100))
+        // b authenticated once (its link): known good from then on.
+        m.authenticate(admitted(m.arrive(from: b, at: t0))!, at: t0)
+        // Strangers from four addresses fill the budget, one each.
+        for i in 0..<4 { _ = m.arrive(from: PeerSource("10.9.9.\(i)"), at: at(1 + Double(i))) }
+        // b's stream connection gets in although every stranger holds just one...
+        guard case .admit(let fromB, let evicted?) = m.arrive(from: b, at: at(10)) else { Issue.record("b was kept out"); return }
+        _ = evicted
+        // ...and strangers churning through the budget never evict it.
+        for i in 0..<100 {
+            if case .admit(_, let victim?) = m.arrive(from: PeerSource("10.8.8.\(i)"), at: at(11 + Double(i) / 100)) {
+                #expect(victim != fromB)
+            }
+        }
+        #expect(m.pendingCount(from: b) == 1)
+        // Ten minutes later it is a stranger again.
+        #expect(!m.isGood(b, at: at(601)))
+    }
+
     @Test func authenticatedConnectionsAreNeverEvicted() {
         var m = PeerAdmission(limits: .init(perSource: 8, unauthenticated: 8, total: 4, burst: 100, perSecond: 100))
-        for _ in 0..<4 { m.authenticate(admitted(m.arrive(from: a, at: t0))!) }
+        for _ in 0..<4 { m.authenticate(admitted(m.arrive(from: a, at: t0))!, at: t0) }
         #expect(m.arrive(from: b, at: t0) == .refuse(.totalCap))
         #expect(m.authenticatedCount == 4)
     }

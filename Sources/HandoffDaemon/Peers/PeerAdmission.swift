@@ -6,7 +6,10 @@ import NIOCore
 /// address, a cap on all unauthenticated connections, and one on all connections. When
 /// the unauthenticated budget is full, a newcomer from a source holding fewer slots than
 /// the busiest one takes the busiest source's oldest slot, so a flood from some
-/// addresses slows a trusted peer's handshake down but never shuts it out.
+/// addresses slows a trusted peer's handshake down but never shuts it out. An address
+/// that authenticated lately (a trusted peer's) is known good: its connections are never
+/// evicted, and it may evict strangers whatever they hold, so strangers churning through
+/// the budget cannot push a trusted peer's new stream connection out mid-handshake.
 ///
 /// A pure state machine: events in, decisions out, time injected. `PeerAdmissionGate`
 /// runs it against real channels.
@@ -23,6 +26,9 @@ struct PeerAdmission {
         var perSecond = 8
         /// Rate buckets remembered; beyond this the stalest is forgotten.
         var rememberedSources = 1024
+        /// How long an address that authenticated stays known good, and how many are kept.
+        var goodFor: TimeAmount = .minutes(10)
+        var rememberedGood = 256
     }
 
     typealias Ticket = UInt64
@@ -59,6 +65,8 @@ struct PeerAdmission {
     private var pendingBySource: [PeerSource: Int] = [:]
     private var authenticated: Set<Ticket> = []
     private var buckets: [PeerSource: Bucket] = [:]
+    /// Addresses that authenticated, and when they last did.
+    private var good: [PeerSource: NIODeadline] = [:]
     private var nextTicket: Ticket = 1
 
     init(limits: Limits = Limits()) {
@@ -77,8 +85,11 @@ struct PeerAdmission {
         let full = pending.count >= limits.unauthenticated || pending.count + authenticated.count >= limits.total
         var evict: Ticket?
         if full {
-            // Only pending connections can make room; authenticated ones are never evicted.
-            guard let victim = oldestOfBusiestSource(), pendingBySource[victim.source, default: 0] > held else {
+            // Only strangers' pending connections can make room: never an authenticated
+            // one, never a known-good address's.
+            let trusted = isGood(source, at: now)
+            guard let victim = oldestOfBusiestSource(at: now),
+                  trusted || pendingBySource[victim.source, default: 0] > held else {
                 return .refuse(pending.count >= limits.unauthenticated ? .unauthenticatedCap : .totalCap)
             }
             evict = victim.ticket
@@ -92,11 +103,22 @@ struct PeerAdmission {
         return .admit(ticket, evicting: evict)
     }
 
-    /// The connection said its hello: it no longer counts as a stranger.
-    mutating func authenticate(_ ticket: Ticket) {
-        guard pending[ticket] != nil else { return }
+    /// The connection said its hello: it no longer counts as a stranger, and its address
+    /// is known good for a while.
+    mutating func authenticate(_ ticket: Ticket, at now: NIODeadline) {
+        guard let p = pending[ticket] else { return }
         remove(ticket)
         authenticated.insert(ticket)
+        if good[p.source] == nil, good.count >= limits.rememberedGood,
+           let stalest = good.min(by: { $0.value < $1.value })?.key {
+            good[stalest] = nil
+        }
+        good[p.source] = now
+    }
+
+    func isGood(_ source: PeerSource, at now: NIODeadline) -> Bool {
+        guard let last = good[source] else { return false }
+        return now - last < limits.goodFor
     }
 
     /// The connection closed (or was evicted already: then nothing happens).
@@ -110,10 +132,10 @@ struct PeerAdmission {
         pendingBySource[p.source] = left > 0 ? left : nil
     }
 
-    /// The oldest pending connection of the source holding the most (ties: the oldest).
-    private func oldestOfBusiestSource() -> (ticket: Ticket, source: PeerSource)? {
+    /// The oldest pending connection of the stranger holding the most (ties: the oldest).
+    private func oldestOfBusiestSource(at now: NIODeadline) -> (ticket: Ticket, source: PeerSource)? {
         var best: (ticket: Ticket, p: Pending, count: Int)?
-        for (ticket, p) in pending {
+        for (ticket, p) in pending where !isGood(p.source, at: now) {
             let count = pendingBySource[p.source] ?? 0
             if let b = best, count < b.count || (count == b.count && p.arrived >= b.p.arrived) { continue }
             best = (ticket, p, count)

@@ -62,7 +62,7 @@ final class PeerAdmissionGate: Sendable {
     /// The connection's hello arrived: it is a trusted peer now, never evicted.
     func authenticated(_ ticket: PeerAdmission.Ticket) {
         state.withLockedValue { s in
-            s.admission.authenticate(ticket)
+            s.admission.authenticate(ticket, at: .now())
             s.channels[ticket] = nil
         }
     }
