@@ -1,6 +1,7 @@
 // GIO for the session agent: launching desktop entries, D-Bus notifications.
 // Small inline helpers stand in for what Swift cannot call (variadic functions such as
 // g_variant_new, and type-check macros).
+#include <string.h>
 #include <gio/gio.h>
 #include <gio/gdesktopappinfo.h>
 
@@ -70,4 +71,129 @@ static inline void handoff_watch_child(GMainContext *context, GPid pid, GChildWa
     g_source_set_callback(source, (GSourceFunc)(void (*)(void))func, data, NULL);
     g_source_attach(source, context);
     g_source_unref(source);
+}
+
+// ---- MPRIS (org.mpris.MediaPlayer2) ----
+
+/// What handoff reads of a player: org.mpris.MediaPlayer2.Player's properties (from
+/// GetAll) and the root interface's. Strings are g_strdup'ed; free with
+/// handoff_mpris_state_clear.
+typedef struct {
+    char *status;        // PlaybackStatus
+    char *url;           // Metadata xesam:url
+    char *title;         // Metadata xesam:title
+    char *artist;        // Metadata xesam:artist[0]
+    char *trackid;       // Metadata mpris:trackid
+    gint64 length;       // Metadata mpris:length, µs (-1: unknown)
+    gint64 position;     // Position, µs (-1: unknown)
+    double rate;         // Rate (1 when absent)
+    gboolean can_seek;
+} handoff_mpris_state;
+
+static inline void handoff_mpris_state_clear(handoff_mpris_state *s) {
+    g_free(s->status); g_free(s->url); g_free(s->title); g_free(s->artist); g_free(s->trackid);
+    memset(s, 0, sizeof *s);
+}
+
+static inline gint64 handoff_variant_int64(GVariant *v, gint64 fallback) {
+    if (!v) return fallback;
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_INT64)) return g_variant_get_int64(v);
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_UINT64)) return (gint64)g_variant_get_uint64(v);
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_INT32)) return g_variant_get_int32(v);
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_UINT32)) return g_variant_get_uint32(v);
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_DOUBLE)) return (gint64)g_variant_get_double(v);
+    return fallback;
+}
+
+static inline char *handoff_variant_dup_string(GVariant *v) {
+    if (!v) return NULL;
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_STRING) || g_variant_is_of_type(v, G_VARIANT_TYPE_OBJECT_PATH))
+        return g_variant_dup_string(v, NULL);
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_STRING_ARRAY) && g_variant_n_children(v) > 0) {
+        GVariant *first = g_variant_get_child_value(v, 0);
+        char *s = g_variant_dup_string(first, NULL);
+        g_variant_unref(first);
+        return s;
+    }
+    return NULL;
+}
+
+/// Reads a reply of Properties.GetAll ("(a{sv})") for the Player interface.
+static inline void handoff_mpris_parse(GVariant *reply, handoff_mpris_state *out) {
+    memset(out, 0, sizeof *out);
+    out->length = -1; out->position = -1; out->rate = 1.0;
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{sv})"))) return;
+    GVariant *dict = g_variant_get_child_value(reply, 0);
+    GVariant *v;
+    if ((v = g_variant_lookup_value(dict, "PlaybackStatus", NULL))) { out->status = handoff_variant_dup_string(v); g_variant_unref(v); }
+    if ((v = g_variant_lookup_value(dict, "Position", NULL))) { out->position = handoff_variant_int64(v, -1); g_variant_unref(v); }
+    if ((v = g_variant_lookup_value(dict, "Rate", G_VARIANT_TYPE_DOUBLE))) { out->rate = g_variant_get_double(v); g_variant_unref(v); }
+    if ((v = g_variant_lookup_value(dict, "CanSeek", G_VARIANT_TYPE_BOOLEAN))) { out->can_seek = g_variant_get_boolean(v); g_variant_unref(v); }
+    GVariant *meta = g_variant_lookup_value(dict, "Metadata", G_VARIANT_TYPE_VARDICT);
+    if (meta) {
+        if ((v = g_variant_lookup_value(meta, "xesam:url", NULL))) { out->url = handoff_variant_dup_string(v); g_variant_unref(v); }
+        if ((v = g_variant_lookup_value(meta, "xesam:title", NULL))) { out->title = handoff_variant_dup_string(v); g_variant_unref(v); }
+        if ((v = g_variant_lookup_value(meta, "xesam:artist", NULL))) { out->artist = handoff_variant_dup_string(v); g_variant_unref(v); }
+        if ((v = g_variant_lookup_value(meta, "mpris:trackid", NULL))) { out->trackid = handoff_variant_dup_string(v); g_variant_unref(v); }
+        if ((v = g_variant_lookup_value(meta, "mpris:length", NULL))) { out->length = handoff_variant_int64(v, -1); g_variant_unref(v); }
+        g_variant_unref(meta);
+    }
+    g_variant_unref(dict);
+}
+
+/// The root interface: DesktopEntry (g_strdup'ed or NULL) and whether `scheme` is among
+/// SupportedUriSchemes.
+static inline char *handoff_mpris_root(GVariant *reply, const char *scheme, gboolean *supports) {
+    *supports = FALSE;
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(a{sv})"))) return NULL;
+    GVariant *dict = g_variant_get_child_value(reply, 0);
+    char *entry = NULL;
+    GVariant *v;
+    if ((v = g_variant_lookup_value(dict, "DesktopEntry", G_VARIANT_TYPE_STRING))) { entry = g_variant_dup_string(v, NULL); g_variant_unref(v); }
+    if ((v = g_variant_lookup_value(dict, "SupportedUriSchemes", G_VARIANT_TYPE_STRING_ARRAY))) {
+        gsize n = 0;
+        const gchar **schemes = g_variant_get_strv(v, &n);
+        for (gsize i = 0; i < n; i++) if (g_ascii_strcasecmp(schemes[i], scheme) == 0) *supports = TRUE;
+        g_free(schemes);
+        g_variant_unref(v);
+    }
+    g_variant_unref(dict);
+    return entry;
+}
+
+/// ListNames' reply ("(as)") as a NULL-terminated array to free with g_strfreev.
+static inline gchar **handoff_variant_names(GVariant *reply) {
+    if (!reply || !g_variant_is_of_type(reply, G_VARIANT_TYPE("(as)"))) return NULL;
+    gchar **names = NULL;
+    g_variant_get(reply, "(^as)", &names);
+    return names;
+}
+
+/// NameOwnerChanged's (sss): name, old owner, new owner (borrowed from v).
+static inline gboolean handoff_variant_three_strings(GVariant *v, const char **a, const char **b, const char **c) {
+    if (!v || !g_variant_is_of_type(v, G_VARIANT_TYPE("(sss)"))) return FALSE;
+    g_variant_get(v, "(&s&s&s)", a, b, c);
+    return TRUE;
+}
+
+/// Seeked's (x).
+static inline gboolean handoff_variant_first_int64(GVariant *v, gint64 *x) {
+    if (!v || !g_variant_is_of_type(v, G_VARIANT_TYPE("(x)"))) return FALSE;
+    g_variant_get(v, "(x)", x);
+    return TRUE;
+}
+
+/// PropertiesChanged's (sa{sv}as): the interface name (borrowed).
+static inline const char *handoff_variant_first_string(GVariant *v) {
+    if (!v || g_variant_n_children(v) < 1) return NULL;
+    GVariant *first = g_variant_get_child_value(v, 0);
+    const char *s = g_variant_is_of_type(first, G_VARIANT_TYPE_STRING) ? g_variant_get_string(first, NULL) : NULL;
+    g_variant_unref(first);  // the string stays valid while v lives
+    return s;
+}
+
+static inline GVariant *handoff_params_string(const char *s) { return g_variant_new("(s)", s); }
+static inline GVariant *handoff_params_getall(const char *iface) { return g_variant_new("(s)", iface); }
+static inline GVariant *handoff_params_set_position(const char *trackid, gint64 position) {
+    return g_variant_new("(ox)", trackid, position);
 }

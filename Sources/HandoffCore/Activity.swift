@@ -64,3 +64,10 @@ public enum WellKnownActivityType {
     /// page's domain, else in the default browser.
     public static let browsingWeb = "handoff.browsing-web"
 }
+
+extension WellKnownActivityType {
+    /// "The user was playing this": `userInfo` has `url` (the media), `positionMicroseconds`,
+    /// and may have `title`, `artist`, `lengthMicroseconds`, `playerDesktopEntry`, `playing`.
+    /// The continuing side plays it from that position in a media player (MPRIS).
+    public static let media = "handoff.media"
+}

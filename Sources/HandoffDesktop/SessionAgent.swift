@@ -14,6 +14,8 @@ public actor SessionAgent {
         /// `$XDG_DATA_HOME/applications`: entries there win over the system's.
         public var userApplications: String
         public var notificationsAllowed = true
+        /// The media source (MPRIS), unless turned off on the command line.
+        public var mediaAllowed = true
         /// Where fetched documents go: `$XDG_CACHE_HOME/handoff/documents`.
         public var documentCache: String
 
@@ -34,6 +36,12 @@ public actor SessionAgent {
     private var notifications: DesktopNotifications?
     private var wake: Task<Void, Never>?
     private var reportedProblems: Set<String> = []
+    /// The media source (MPRIS): players, what plays, and the activity it made.
+    var media: MediaPlayers?
+    var mediaSource = MediaSource()
+    var mediaState = MediaActivityState()
+    /// The event session the agent holds now (its activities belong to it).
+    var sessionToken: String?
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -52,6 +60,15 @@ public actor SessionAgent {
                 try await client.claimLauncher(session: session.token)
                 logger.info("opening apps for handoffd", metadata: ["socket": "\(client.socketPath)"])
                 backoff = 1
+                sessionToken = session.token
+                // Activities of an earlier session died with it: offer again what plays.
+                mediaState.activityID = nil
+                mediaState.foreignCurrent = nil
+                if media == nil, config.media, settings.mediaAllowed {
+                    await startMedia()
+                } else if let offer = mediaSource.offered {
+                    await applyMedia([.offer(offer)])
+                }
                 for try await event in session.events { await handle(event) }
                 logger.warning("handoffd ended the event stream; connecting again")
             } catch is CancellationError {
@@ -75,6 +92,12 @@ public actor SessionAgent {
             await perform(policy.offer(from: device, summary, at: SystemClock.now()))
         case .peerDisconnected(let device, _):
             await perform(policy.disconnected(device))
+        case .willSave(let id, _):
+            _ = await mediaWillSave(id.rawValue)
+        case .wasContinued(let id, _):
+            await mediaWasContinued(id.rawValue, pause: loadConfiguration().pauseOrigin)
+        case .becameCurrent, .resigned, .invalidated, .expired:
+            await noteCurrent(event)
         default:
             break
         }
@@ -85,6 +108,9 @@ public actor SessionAgent {
     func launch(_ record: ActivityRecord, from device: PeerDevice) async -> LaunchOutcome {
         let activity = record.activity
         let config = loadConfiguration()
+        if activity.activityType == WellKnownActivityType.media {
+            return await continueMedia(activity, from: device, config: config)
+        }
         let resolver = await currentResolver(overrides: config.handlers)
         var plan = resolver.plan(activityID: activity.id.rawValue, activityType: activity.activityType, webpageURL: activity.webpageURL)
         var environment = [
@@ -143,7 +169,7 @@ public actor SessionAgent {
         }
     }
 
-    private func locateDocument(_ id: String, from device: PeerDevice, config: SessionConfiguration) async -> Result<(path: String, note: String), DocumentCache.Failure> {
+    func locateDocument(_ id: String, from device: PeerDevice, config: SessionConfiguration) async -> Result<(path: String, note: String), DocumentCache.Failure> {
         let document: ContinuedDocument
         do { document = try await client.continuedDocument(id) } catch {
             return .failure(DocumentCache.Failure(code: "bad_document", description: "\(error)"))

@@ -10,6 +10,10 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var fetchDocuments = true
     /// The cache of fetched documents, in MB.
     public var documentCacheMB: Int64 = 1024
+    /// The media source: what a media player plays becomes the current activity (MPRIS).
+    public var media = true
+    /// Pause the player here when its media is continued on another workstation.
+    public var pauseOrigin = true
 
     public init() {}
 
@@ -29,6 +33,9 @@ public struct SessionConfiguration: Sendable, Equatable {
             case "notifications":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): notifications must be yes or no") }
                 notifications = value == "yes"
+            case "media", "pause-origin":
+                guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): \(key) must be yes or no") }
+                if key == "media" { media = value == "yes" } else { pauseOrigin = value == "yes" }
             case "fetch-documents":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): fetch-documents must be yes or no") }
                 fetchDocuments = value == "yes"

@@ -27,6 +27,9 @@ struct SessionCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-notifications"), help: "Show no notifications, whatever the settings say.")
     var noNotifications = false
 
+    @Flag(name: .customLong("no-media"), help: "Do not offer what media players play (MPRIS), whatever the settings say.")
+    var noMedia = false
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: info).")
     var logLevel: String = "info"
 
@@ -44,6 +47,7 @@ struct SessionCommand: AsyncParsableCommand {
         var settings = SessionAgent.Settings(configPath: config ?? DefaultPaths.sessionConfigFile, userApplications: DefaultPaths.userApplications,
                                              documentCache: DefaultPaths.cacheDirectory + "/handoff/documents")
         settings.notificationsAllowed = !noNotifications
+        settings.mediaAllowed = !noMedia
         let agent = SessionAgent(client: HandoffClient(socketPath: socket), settings: settings, logger: Logger(label: "handoff-session"))
         try await agent.run()
     }

@@ -1,0 +1,78 @@
+import Foundation
+import HandoffCore
+import Testing
+
+/// Media follows the user without any app changing: a real mpv with mpv-mpris plays on a;
+/// the session agent there makes it the current activity; on b, continuing plays the same
+/// file (from b's own copy in the same synced folder) in b's mpv, at the position a had
+/// reached at that moment, and a's mpv pauses. Root only.
+extension WorkstationTests {
+@Suite(.enabled(if: FileManager.default.fileExists(atPath: "/etc/mpv/scripts/mpris.so"), "needs mpv and mpv-mpris"))
+struct MediaHandoffTests {
+    static let folderID = "media-folder-1"
+
+    func desk(_ d: DesktopSession) -> DesktopSession { d }
+
+    func playerctl(_ desk: DesktopSession, _ args: String...) async throws -> String {
+        try await desk.run(["playerctl", "-p", "mpv"] + args).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func playbackContinuesAtThePositionOnTheOtherWorkstation() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            // The same file in the same Syncthing folder on both, at different paths.
+            let sync = ["a": net.directory + "/a/Music", "b": net.directory + "/b/Elsewhere/Music"]
+            for (host, path) in sync {
+                try FileManager.default.createDirectory(atPath: net.directory + "/\(host)/state/syncthing", withIntermediateDirectories: true)
+                try "<configuration><folder id=\"\(Self.folderID)\" path=\"\(path)\"></folder></configuration>"
+                    .write(toFile: net.directory + "/\(host)/state/syncthing/config.xml", atomically: true, encoding: .utf8)
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                let made = try await net.exec(host, ["sox", "-n", "-r", "8000", "-c", "1", path + "/tone.wav", "synth", "180", "sine", "440"])
+                #expect(made.status == 0, "\(made)")
+            }
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            var desks: [String: DesktopSession] = [:]
+            for host in ["a", "b"] {
+                let desk = try DesktopSession(net, host: host)
+                try await desk.startBus()
+                desks[host] = desk
+            }
+            defer { for d in desks.values { d.stop() } }
+            let a = desks["a"]!, b = desks["b"]!
+            // a's mpv plays the file. b runs no player: continuing starts b's mpv (its desktop
+            // entry, as installed, with null outputs for the test).
+            _ = try await net.spawn("a", log: a.root + "/mpv.log", ["mpv", "--ao=null", "--vo=null", "--no-terminal", "--keep-open=yes",
+                                                                   sync["a"]! + "/tone.wav"], environment: a.environment)
+            try await eventually(15, "mpv's MPRIS name on a") { try await playerctl(a, "status") == "Playing" }
+            try b.addEntry("mpv.desktop", name: "mpv Media Player", lines: ["MimeType=audio/x-wav;audio/wav;"],
+                           exec: "mpv --ao=null --vo=null --no-terminal --keep-open=yes -- %U")
+            try await a.startAgent(["--no-notifications"])
+            try await b.startAgent(["--no-notifications"])
+            try await eventually(15, "a's playback to be the current activity") {
+                try await net.ctl("a", "current").stdout.contains("handoff.media")
+            }
+            _ = try await playerctl(a, "position", "42")
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+            try await eventually(10, "the offer to reach b") { try await net.ctl("b", "list").stdout.contains("handoff.media") }
+            let r = try await net.ctl("b", "continue")
+            #expect(r.status == 0, "\(r)\n\(b.log)")
+            #expect(r.stdout.contains("opened in mpv") && r.stdout.contains("playing from 0:4"), "\(r)")
+            #expect(r.stdout.contains("your own copy in the synced folder"), "\(r)")
+            // b plays b's own copy, from where a was (42 s plus the second since, ± 2 s).
+            do {
+                try await eventually(10, "b's mpv to play") { try await playerctl(b, "status") == "Playing" }
+            } catch {
+                let st = try await playerctl(b, "status"), pos = try await playerctl(b, "position"), md = try await desk(b).run(["playerctl", "-p", "mpv", "metadata"]).stdout
+                throw TestFailure("\(error)\nb: \(st) at \(pos); \(md)\ncontinue: \(r)\nb's agent:\n\(b.log)\nb's mpv:\n\((try? String(contentsOfFile: b.root + "/mpv.log", encoding: .utf8)) ?? "")")
+            }
+            let position = Double(try await playerctl(b, "position")) ?? -1
+            #expect(abs(position - 43) <= 2.5, "b plays at \(position) s\n\(b.log)")
+            let url = try await playerctl(b, "metadata", "xesam:url")
+            #expect(url.hasSuffix("/Elsewhere/Music/tone.wav"), "\(url)")
+            // a paused, as someone moving rooms expects.
+            try await eventually(10, "a's mpv to pause") { try await playerctl(a, "status") == "Paused" }
+        }
+    }
+}
+}
