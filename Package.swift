@@ -102,6 +102,8 @@ let package = Package(
             name: "handoff-session",
             dependencies: [
                 "HandoffDesktop", "HandoffClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

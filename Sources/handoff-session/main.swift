@@ -1,5 +1,11 @@
 import ArgumentParser
 import Glibc
+import NIOCore
+import NIOPosix
+
+// Swift concurrency on NIO's event loops, as in handoffd: libdispatch's global executor
+// wakes a thread every second for ever, and the agent must sleep at idle.
+_ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 
 // A closed pipe is an error to report, not a reason to die.
 signal(SIGPIPE, SIG_IGN)

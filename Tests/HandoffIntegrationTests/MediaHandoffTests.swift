@@ -76,3 +76,42 @@ struct MediaHandoffTests {
     }
 }
 }
+
+extension WorkstationTests {
+@Suite struct SessionAgentIdleTests {
+    /// All sources on (media watching the session bus), nothing playing, notifications on:
+    /// the agent sleeps. A once-a-second wake-up (libdispatch's default executor) would
+    /// show as 10 here.
+    @Test func theAgentDoesNotWakeUpAtIdle() async throws {
+        try await NetnsRun.with(["a"]) { net in
+            try await net.startDaemon("a")
+            let desk = try DesktopSession(net, host: "a")
+            defer { desk.stop() }
+            try await desk.startBus()
+            try await desk.startAgent()
+            guard let pid = desk.agent else { throw TestFailure("no agent pid") }
+            // handoffd restarts: the agent waits, reconnects and takes the role again (a sleep
+            // on libdispatch's executor would leave its monitor thread ticking for ever).
+            await net.kill("a")
+            try await Task.sleep(nanoseconds: 1_500_000_000)
+            try await net.startDaemon("a")
+            try await eventually(30, "the agent to take the launcher role again") {
+                try await net.ctl("a", "status", "--json").stdout.contains("\"launcher\": true")
+            }
+            func switches() -> Int {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                return tasks.reduce(0) { sum, t in
+                    let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/status", encoding: .utf8)) ?? ""
+                    return sum + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                        .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
+                }
+            }
+            try await Task.sleep(nanoseconds: 3_000_000_000)  // settle after start-up
+            let before = switches()
+            try await Task.sleep(nanoseconds: 10_000_000_000)
+            let woke = switches() - before
+            #expect(woke <= 2, "the idle agent woke \(woke) times in 10 s\n\(desk.log)")
+        }
+    }
+}
+}
