@@ -49,6 +49,8 @@ let package = Package(
             name: "HandoffDesktop",
             dependencies: ["CGIO", "HandoffCore", "HandoffWire", "HandoffClient",
                            .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "Logging", package: "swift-log")]),
         // DNS-SD advertisement and discovery through avahi-daemon.
         .target(

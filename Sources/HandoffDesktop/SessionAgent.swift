@@ -76,7 +76,7 @@ public actor SessionAgent {
             } catch {
                 logger.warning("cannot reach handoffd; trying again in \(backoff) s", metadata: ["error": "\(error)"])
             }
-            try await Task.sleep(nanoseconds: backoff * 1_000_000_000)
+            try await LoopSleep.sleep(nanoseconds: backoff * 1_000_000_000)
             backoff = min(backoff * 2, 30)
         }
     }
@@ -149,7 +149,7 @@ public actor SessionAgent {
                 // An app that cannot really start (a missing library, a broken script) dies
                 // within moments: that is a failure to report, not an app opened.
                 if await loop.run({ !launched.pids.isEmpty }) {
-                    try? await Task.sleep(nanoseconds: SessionAgent.startGrace)
+                    try? await LoopSleep.sleep(nanoseconds: SessionAgent.startGrace)
                     if let failure = await loop.run({ DesktopApps.failure(of: launched, app.id) }) {
                         throw DesktopApps.LaunchFailure(description: failure)
                     }
@@ -255,7 +255,7 @@ public actor SessionAgent {
                 wake?.cancel()
                 let delay = max(0, SystemClock.now().nanoseconds(until: at))
                 wake = Task { [weak self] in
-                    try? await Task.sleep(nanoseconds: UInt64(delay))
+                    try? await LoopSleep.sleep(nanoseconds: UInt64(delay))
                     guard !Task.isCancelled else { return }
                     await self?.wakeUp()
                 }

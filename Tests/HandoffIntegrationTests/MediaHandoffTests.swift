@@ -98,19 +98,25 @@ extension WorkstationTests {
             try await eventually(30, "the agent to take the launcher role again") {
                 try await net.ctl("a", "status", "--json").stdout.contains("\"launcher\": true")
             }
-            func switches() -> Int {
+            /// Context switches per thread ("name/tid").
+            func switches() -> [String: Int] {
                 let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-                return tasks.reduce(0) { sum, t in
+                var out: [String: Int] = [:]
+                for t in tasks {
                     let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/status", encoding: .utf8)) ?? ""
-                    return sum + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                    let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+                    out["\(name)/\(t)"] = status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
                         .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
                 }
+                return out
             }
             try await Task.sleep(nanoseconds: 3_000_000_000)  // settle after start-up
             let before = switches()
             try await Task.sleep(nanoseconds: 10_000_000_000)
-            let woke = switches() - before
-            #expect(woke <= 2, "the idle agent woke \(woke) times in 10 s\n\(desk.log)")
+            let after = switches()
+            let woke = after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
+            let busy = after.filter { $0.value != before[$0.key] }.map { "\($0.key): \($0.value - (before[$0.key] ?? 0))" }
+            #expect(woke <= 2, "the idle agent woke \(woke) times in 10 s: \(busy)\n\(desk.log)")
         }
     }
 }

@@ -203,7 +203,7 @@ extension SessionAgent {
                     players.listPlayers().first { !running.names.contains($0) && players.state(of: $0)?.url != nil }
                 }
                 if appeared != nil { break }
-                try? await Task.sleep(nanoseconds: 100_000_000)
+                try? await LoopSleep.sleep(nanoseconds: 100_000_000)
             }
             guard let appeared else {
                 return .failed(code: "launch_failed", message: "\(app.name) started but did not show up as a media player (MPRIS) within 10 s; it plays from the start, if at all")
@@ -215,7 +215,7 @@ extension SessionAgent {
         for _ in 0..<50 {
             let s = await loop.run { players.state(of: player) }
             if let s, let id = s.trackID, s.url == target || (before != nil && id != before) { track = id; break }
-            try? await Task.sleep(nanoseconds: 100_000_000)
+            try? await LoopSleep.sleep(nanoseconds: 100_000_000)
         }
         let name = String(player.dropFirst(MediaPlayers.prefix.count))
         guard let track else {
@@ -229,7 +229,7 @@ extension SessionAgent {
             var seeked = false
             for _ in 0..<15 {
                 guard await loop.run({ players.setPosition(player, trackID: track, start) }) else { break }
-                try? await Task.sleep(nanoseconds: 200_000_000)
+                try? await LoopSleep.sleep(nanoseconds: 200_000_000)
                 if let now = await loop.run({ players.state(of: player)?.position }), abs(now - start) < 2_000_000 {
                     seeked = true
                     break
