@@ -197,3 +197,51 @@ static inline GVariant *handoff_params_getall(const char *iface) { return g_vari
 static inline GVariant *handoff_params_set_position(const char *trackid, gint64 position) {
     return g_variant_new("(ox)", trackid, position);
 }
+
+// ---- recently-used.xbel (GBookmarkFile) ----
+
+/// The most recently modified file:// bookmark whose path starts with one of `prefixes`
+/// (each ending in '/'): its URI, MIME type and first application, g_strdup'ed (free with
+/// g_free), and its time. FALSE when there is none or the file cannot be read.
+static inline gboolean handoff_recent_document(const char *xbel, const char *const *prefixes, char **uri, char **mime,
+                                               char **app, gint64 *when) {
+    *uri = NULL; *mime = NULL; *app = NULL; *when = 0;
+    GBookmarkFile *bf = g_bookmark_file_new();
+    if (!g_bookmark_file_load_from_file(bf, xbel, NULL)) { g_bookmark_file_free(bf); return FALSE; }
+    gsize n = 0;
+    gchar **uris = g_bookmark_file_get_uris(bf, &n);
+    for (gsize i = 0; i < n; i++) {
+        gchar *path = g_filename_from_uri(uris[i], NULL, NULL);
+        if (!path) continue;
+        gboolean inside = FALSE;
+        for (const char *const *p = prefixes; p && *p; p++) if (g_str_has_prefix(path, *p)) inside = TRUE;
+        g_free(path);
+        if (!inside) continue;
+        GDateTime *m = g_bookmark_file_get_modified_date_time(bf, uris[i], NULL);
+        GDateTime *v = g_bookmark_file_get_visited_date_time(bf, uris[i], NULL);
+        gint64 t = MAX(m ? g_date_time_to_unix(m) : 0, v ? g_date_time_to_unix(v) : 0);
+        if (t >= *when) {
+            g_free(*uri); g_free(*mime); g_free(*app);
+            *uri = g_strdup(uris[i]);
+            *mime = g_bookmark_file_get_mime_type(bf, uris[i], NULL);
+            gsize na = 0;
+            gchar **apps = g_bookmark_file_get_applications(bf, uris[i], &na, NULL);
+            *app = (apps && na > 0) ? g_strdup(apps[0]) : NULL;
+            g_strfreev(apps);
+            *when = t;
+        }
+    }
+    g_strfreev(uris);
+    g_bookmark_file_free(bf);
+    return *uri != NULL;
+}
+
+/// Watches `dir` (recently-used.xbel is replaced by rename, so the folder is watched):
+/// `func` runs on the thread-default main context of the caller at each change.
+static inline GFileMonitor *handoff_watch_directory(const char *dir, GCallback func, gpointer data) {
+    GFile *f = g_file_new_for_path(dir);
+    GFileMonitor *m = g_file_monitor_directory(f, G_FILE_MONITOR_WATCH_MOVES, NULL, NULL);
+    g_object_unref(f);
+    if (m) g_signal_connect(m, "changed", func, data);
+    return m;
+}

@@ -150,6 +150,12 @@ public struct HandoffClient: Sendable {
                                  reason: local["reason"]?.stringValue)
     }
 
+    /// The synced folders handoffd knows here, as resolved local paths.
+    public func syncedRootPaths() async throws -> [String] {
+        guard case .array(let items)? = try await call(.GET, ControlPaths.syncedRoots).objectValue?["roots"] else { return [] }
+        return items.compactMap { $0.objectValue?["path"]?.stringValue }
+    }
+
     // MARK: - The session agent's side
 
     /// Makes `session` (an open event session's token) the one asked to open apps.

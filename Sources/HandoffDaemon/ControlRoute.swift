@@ -22,6 +22,7 @@ enum ControlRoute: Sendable, Equatable {
     case continuedActivity(String)
     case continuedDocument(String)
     case claimLauncher
+    case syncedRoots
     case answerLaunch(String)
     case openStream
     case acceptStream(String)
@@ -55,6 +56,7 @@ enum ControlRoute: Sendable, Equatable {
         (.GET, ["v1", "continued", ":id"], { .continuedActivity($0) }),
         (.GET, ["v1", "continued", ":id", "document"], { .continuedDocument($0) }),
         (.POST, ["v1", "launcher"], { _ in .claimLauncher }),
+        (.GET, ["v1", "synced-roots"], { _ in .syncedRoots }),
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
         (.POST, ["v1", "streams"], { _ in .openStream }),
         (.POST, ["v1", "streams", ":id", "accept"], { .acceptStream($0) }),

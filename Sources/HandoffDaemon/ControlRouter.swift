@@ -93,6 +93,12 @@ struct ControlRouter: Sendable {
                 return .ok(try await peers.continuedActivity(id))
             case .continuedDocument(let id):
                 return .ok(try await continuedDocument(id))
+            case .syncedRoots:
+                let configured = configuredRoots
+                let roots = try await NIOThreadPool.singleton.runIfActive { SyncedRoots.discover(configured: configured) }
+                return .ok(.object(["roots": .array(roots.roots.map {
+                    .object(["kind": .string($0.id.kind), "id": .string($0.id.id), "path": .string($0.path)])
+                })]))
             case .claimLauncher:
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let bodySession = try r.string("session")

@@ -41,7 +41,8 @@ public enum DesktopApps {
             problems.append("\(file): \(domainsKey) has entries that are no domain names, ignored: \(domains.rejected.prefix(5).joined(separator: ", "))")
         }
         return DesktopHandler(id: id, name: name, icon: icon, activityTypes: types.valid, domains: domains.valid,
-                              isUserEntry: file.hasPrefix(userApplications + "/"))
+                              isUserEntry: file.hasPrefix(userApplications + "/"),
+                              executable: g_app_info_get_executable(app).map { String(cString: $0) })
     }
 
     /// The user's default handler of https URLs (mimeapps.list), if any.

@@ -12,8 +12,12 @@ public struct DesktopHandler: Sendable, Equatable {
     public var domains: [DomainClaim]
     /// From the user's own applications folder ($XDG_DATA_HOME): preferred over the system's.
     public var isUserEntry: Bool
+    /// The program its Exec runs.
+    public var executable: String?
 
-    public init(id: String, name: String, icon: String? = nil, activityTypes: [String] = [], domains: [DomainClaim] = [], isUserEntry: Bool = false) {
+    public init(id: String, name: String, icon: String? = nil, activityTypes: [String] = [], domains: [DomainClaim] = [], isUserEntry: Bool = false,
+                executable: String? = nil) {
+        self.executable = executable
         self.id = id
         self.name = name
         self.icon = icon

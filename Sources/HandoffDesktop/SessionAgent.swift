@@ -18,6 +18,8 @@ public actor SessionAgent {
         public var mediaAllowed = true
         /// Where fetched documents go: `$XDG_CACHE_HOME/handoff/documents`.
         public var documentCache: String
+        /// `$XDG_DATA_HOME`, where recently-used.xbel lives.
+        public var dataHome: String = DefaultPaths.dataHome
 
         public init(configPath: String, userApplications: String, documentCache: String) {
             self.configPath = configPath
@@ -39,9 +41,11 @@ public actor SessionAgent {
     /// The media source (MPRIS): players, what plays, and the activity it made.
     var media: MediaPlayers?
     var mediaSource = MediaSource()
-    var mediaState = MediaActivityState()
+    var sources = SourceActivities()
     /// The event session the agent holds now (its activities belong to it).
     var sessionToken: String?
+    /// The recent-documents source.
+    var recent: RecentDocuments?
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -62,12 +66,17 @@ public actor SessionAgent {
                 backoff = 1
                 sessionToken = session.token
                 // Activities of an earlier session died with it: offer again what plays.
-                mediaState.activityID = nil
-                mediaState.foreignCurrent = nil
+                sources.activityID = nil
+                sources.foreignCurrent = nil
                 if media == nil, config.media, settings.mediaAllowed {
                     await startMedia()
                 } else if let offer = mediaSource.offered {
                     await applyMedia([.offer(offer)])
+                }
+                sources.recentID = nil
+                sources.recentOffered = nil
+                if recent == nil, config.recentDocuments {
+                    await startRecentDocuments()
                 }
                 for try await event in session.events { await handle(event) }
                 logger.warning("handoffd ended the event stream; connecting again")
@@ -131,7 +140,15 @@ public actor SessionAgent {
             if case .open(_, .handler, _) = plan {} else {
                 let userApplications = settings.userApplications
                 let path = document.path
-                let (app, uri) = await loop.run { (DesktopApps.defaultApp(forFile: path, userApplications: userApplications), DesktopApps.fileURI(path)) }
+                var recorded: String?
+                if case .string(let a)? = activity.userInfo["application"] { recorded = a }
+                let wanted = recorded
+                // The app the origin's recent-files list recorded, if installed here; else
+                // the default app for the file's type.
+                let (app, uri) = await loop.run {
+                    let installed = wanted.flatMap { SessionAgent.recordedApp($0, among: DesktopApps.all(userApplications: userApplications).apps) }
+                    return (installed ?? DesktopApps.defaultApp(forFile: path, userApplications: userApplications), DesktopApps.fileURI(path))
+                }
                 guard let app else {
                     return .failed(code: "no_handler", message: "no app here opens \(document.path) (no default app for its type); \(document.note)")
                 }

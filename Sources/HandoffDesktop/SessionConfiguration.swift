@@ -14,6 +14,9 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var media = true
     /// Pause the player here when its media is continued on another workstation.
     public var pauseOrigin = true
+    /// The recent-documents source: the document opened last in a synced folder becomes the
+    /// current activity (recently-used.xbel).
+    public var recentDocuments = true
 
     public init() {}
 
@@ -33,9 +36,13 @@ public struct SessionConfiguration: Sendable, Equatable {
             case "notifications":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): notifications must be yes or no") }
                 notifications = value == "yes"
-            case "media", "pause-origin":
+            case "media", "pause-origin", "recent-documents":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): \(key) must be yes or no") }
-                if key == "media" { media = value == "yes" } else { pauseOrigin = value == "yes" }
+                switch key {
+                case "media": media = value == "yes"
+                case "pause-origin": pauseOrigin = value == "yes"
+                default: recentDocuments = value == "yes"
+                }
             case "fetch-documents":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): fetch-documents must be yes or no") }
                 fetchDocuments = value == "yes"

@@ -19,6 +19,8 @@ public enum ControlPaths {
     public static func continued(_ id: String) -> String { "/v1/continued/\(id)" }
     /// The session agent takes the launcher role here, and answers launches there.
     public static let launcher = "/v1/launcher"
+    /// The folders this workstation syncs (Syncthing, Nextcloud, synced-root), resolved.
+    public static let syncedRoots = "/v1/synced-roots"
     public static func launch(_ launchID: String) -> String { "/v1/launches/\(launchID)" }
     /// Continuation streams: open one to a continued activity (HTTP upgrade)...
     public static func openStream(activity: String) -> String { "/v1/streams?activity=\(activity)" }

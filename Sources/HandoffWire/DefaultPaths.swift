@@ -50,6 +50,9 @@ public enum DefaultPaths {
     /// `$XDG_CACHE_HOME`, by default `~/.cache`.
     public static var cacheDirectory: String { env("XDG_CACHE_HOME") ?? home + "/.cache" }
 
+    /// `$XDG_DATA_HOME`, by default `~/.local/share`.
+    public static var dataHome: String { env("XDG_DATA_HOME") ?? home + "/.local/share" }
+
     /// `$XDG_DATA_HOME/applications`, by default `~/.local/share/applications`.
     public static var userApplications: String {
         (env("XDG_DATA_HOME") ?? home + "/.local/share") + "/applications"

@@ -3,11 +3,14 @@ import HandoffClient
 import HandoffCore
 import HandoffWire
 
-/// The media source's state in the agent: which activity it made, for which player, and
-/// whether an app's own activity is current (then the source keeps out of the way).
-struct MediaActivityState {
+/// The desktop sources' state in the agent: the activities they made (media: for which
+/// player; recent documents: for which entry), and whether an app's own activity is
+/// current (then the sources keep out of the way).
+struct SourceActivities {
     var activityID: String?
     var player: String?
+    var recentID: String?
+    var recentOffered: RecentDocuments.Entry?
     /// An activity some app made current itself: never displaced by the source.
     var foreignCurrent: String?
     var ours: Set<String> = []
@@ -50,25 +53,25 @@ extension SessionAgent {
             do {
                 switch action {
                 case .offer(let offer):
-                    guard mediaState.foreignCurrent == nil else { continue }  // an app's own activity stays
-                    if let old = mediaState.activityID { _ = try? await client.invalidate(old) }
+                    guard sources.foreignCurrent == nil else { continue }  // an app's own activity stays
+                    if let old = sources.activityID { _ = try? await client.invalidate(old) }
                     var draft = mediaDraft(offer)
                     if let players = media, let entry = await loop.run({ players.root(of: offer.player, scheme: "file").desktopEntry }) {
                         draft.userInfo["playerDesktopEntry"] = .string(entry)
                     }
                     let record = try await client.becomeCurrent(draft, session: session, document: localFile(offer.url))
-                    mediaState.activityID = record.activity.id.rawValue
-                    mediaState.player = offer.player
-                    mediaState.ours.insert(record.activity.id.rawValue)
+                    sources.activityID = record.activity.id.rawValue
+                    sources.player = offer.player
+                    sources.ours.insert(record.activity.id.rawValue)
                     logger.info("media playing: offered", metadata: ["player": "\(offer.player)", "url": "\(offer.url)"])
                 case .update(let offer):
-                    guard let id = mediaState.activityID else { continue }
+                    guard let id = sources.activityID else { continue }
                     var update = ActivityUpdate()
                     update.userInfo = ["playing": .boolean(offer.playing)]
                     _ = try await client.update(id, update)
                 case .withdraw:
-                    guard let id = mediaState.activityID else { continue }
-                    mediaState.activityID = nil
+                    guard let id = sources.activityID else { continue }
+                    sources.activityID = nil
                     _ = try await client.invalidate(id)
                 }
             } catch {
@@ -102,7 +105,7 @@ extension SessionAgent {
 
     /// will-save for the media activity: the position now.
     func mediaWillSave(_ id: String) async -> Bool {
-        guard id == mediaState.activityID, let player = mediaState.player else { return false }
+        guard id == sources.activityID, let player = sources.player else { return false }
         var update = ActivityUpdate()
         update.userInfo = ["positionMicroseconds": .integer(mediaSource.position(of: player, at: SystemClock.now()) ?? 0)]
         update.needsSave = true  // it keeps moving
@@ -112,7 +115,7 @@ extension SessionAgent {
 
     /// The user took it elsewhere: pause here, as someone moving rooms expects.
     func mediaWasContinued(_ id: String, pause: Bool) async {
-        guard pause, id == mediaState.activityID, let player = mediaState.player, let players = media else { return }
+        guard pause, id == sources.activityID, let player = sources.player, let players = media else { return }
         let paused = await loop.run { players.command(player, "Pause") }
         logger.info("media continued elsewhere", metadata: ["paused": "\(paused)", "player": "\(player)"])
     }
@@ -121,13 +124,14 @@ extension SessionAgent {
         switch event {
         case .becameCurrent(let r):
             let id = r.activity.id.rawValue
-            mediaState.foreignCurrent = mediaState.ours.contains(id) ? nil : id
+            sources.foreignCurrent = sources.ours.contains(id) ? nil : id
         case .resigned(let r), .expired(let r), .invalidated(let r, _):
-            if r.activity.id.rawValue == mediaState.foreignCurrent {
-                mediaState.foreignCurrent = nil
+            if r.activity.id.rawValue == sources.foreignCurrent {
+                sources.foreignCurrent = nil
                 if let offer = mediaSource.offered { await applyMedia([.offer(offer)]) }
             }
-            if r.activity.id.rawValue == mediaState.activityID, case .invalidated = event { mediaState.activityID = nil }
+            if r.activity.id.rawValue == sources.recentID, case .invalidated = event { sources.recentID = nil }
+            if r.activity.id.rawValue == sources.activityID, case .invalidated = event { sources.activityID = nil }
         default:
             break
         }
