@@ -1,6 +1,7 @@
 // GIO for the session agent: launching desktop entries, D-Bus notifications.
 // Small inline helpers stand in for what Swift cannot call (variadic functions such as
 // g_variant_new, and type-check macros).
+#include <stdio.h>
 #include <string.h>
 #include <gio/gio.h>
 #include <gio/gdesktopappinfo.h>
@@ -101,7 +102,11 @@ static inline gint64 handoff_variant_int64(GVariant *v, gint64 fallback) {
     if (g_variant_is_of_type(v, G_VARIANT_TYPE_UINT64)) return (gint64)g_variant_get_uint64(v);
     if (g_variant_is_of_type(v, G_VARIANT_TYPE_INT32)) return g_variant_get_int32(v);
     if (g_variant_is_of_type(v, G_VARIANT_TYPE_UINT32)) return g_variant_get_uint32(v);
-    if (g_variant_is_of_type(v, G_VARIANT_TYPE_DOUBLE)) return (gint64)g_variant_get_double(v);
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE_DOUBLE)) {
+        double d = g_variant_get_double(v);  // a player may send anything: no NaN, no overflow
+        if (!(d > -9.0e18 && d < 9.0e18)) return fallback;
+        return (gint64)d;
+    }
     return fallback;
 }
 
@@ -185,16 +190,21 @@ static inline gboolean handoff_variant_first_int64(GVariant *v, gint64 *x) {
 
 /// PropertiesChanged's (sa{sv}as): the interface name (borrowed).
 static inline const char *handoff_variant_first_string(GVariant *v) {
-    if (!v || g_variant_n_children(v) < 1) return NULL;
+    if (!v || !g_variant_is_container(v) || g_variant_n_children(v) < 1) return NULL;
+    const char *s = NULL;
     GVariant *first = g_variant_get_child_value(v, 0);
-    const char *s = g_variant_is_of_type(first, G_VARIANT_TYPE_STRING) ? g_variant_get_string(first, NULL) : NULL;
-    g_variant_unref(first);  // the string stays valid while v lives
+    gboolean is_string = g_variant_is_of_type(first, G_VARIANT_TYPE_STRING);
+    g_variant_unref(first);
+    if (is_string) g_variant_get_child(v, 0, "&s", &s);  // borrowed from v
     return s;
 }
 
 static inline GVariant *handoff_params_string(const char *s) { return g_variant_new("(s)", s); }
 static inline GVariant *handoff_params_getall(const char *iface) { return g_variant_new("(s)", iface); }
+/// NULL when `trackid` is not an object path (a player's own business, but g_variant_new
+/// would fail on it).
 static inline GVariant *handoff_params_set_position(const char *trackid, gint64 position) {
+    if (!trackid || !g_variant_is_object_path(trackid)) return NULL;
     return g_variant_new("(ox)", trackid, position);
 }
 
@@ -244,4 +254,38 @@ static inline GFileMonitor *handoff_watch_directory(const char *dir, GCallback f
     g_object_unref(f);
     if (m) g_signal_connect(m, "changed", func, data);
     return m;
+}
+
+/// The content type of a file, guessed from its name and (if readable) first bytes, as
+/// file managers do; g_free it.
+static inline gchar *handoff_guess_type(const char *path) {
+    guchar head[4096];
+    gsize n = 0;
+    FILE *f = fopen(path, "rb");
+    if (f) { n = fread(head, 1, sizeof head, f); fclose(f); }
+    gboolean uncertain = FALSE;
+    return g_content_type_guess(path, n ? head : NULL, n, &uncertain);
+}
+
+/// Whether the desktop entry `id` declares a type that `type` is (MimeType=).
+static inline gboolean handoff_app_supports_type(const char *id, const char *type) {
+    GDesktopAppInfo *info = g_desktop_app_info_new(id);
+    if (!info) return FALSE;
+    gboolean ok = FALSE;
+    const char **types = g_app_info_get_supported_types(G_APP_INFO(info));
+    for (const char **t = types; t && *t; t++) if (g_content_type_is_a(type, *t)) ok = TRUE;
+    g_object_unref(info);
+    return ok;
+}
+
+/// Programs and launchers: never opened because another machine said so.
+static inline gboolean handoff_is_program_type(const char *type) {
+    static const char *const programs[] = {
+        "application/x-executable", "application/x-sharedlib", "application/x-desktop", "application/x-shellscript",
+        "application/x-ms-dos-executable", "application/x-msdownload", "application/vnd.microsoft.portable-executable",
+        "application/java-archive", "application/x-java-archive", "application/x-perl", "application/x-python",
+        "application/x-ruby", "text/x-python", "application/vnd.appimage", "application/x-iso9660-appimage",
+        "application/x-flatpak", "application/vnd.flatpak", "application/vnd.debian.binary-package", NULL };
+    for (const char *const *p = programs; *p; p++) if (g_content_type_is_a(type, *p)) return TRUE;
+    return FALSE;
 }

@@ -145,6 +145,19 @@ extension DesktopApps {
         return handler(info, userApplications: userApplications, problems: &ignored)
     }
 
+    /// The file's content type, and whether it is a program or launcher (never opened for
+    /// another machine: a "document" that is an executable, a .desktop file, a script).
+    public static func contentType(ofFile path: String) -> (type: String, isProgram: Bool) {
+        guard let t = handoff_guess_type(path) else { return ("application/octet-stream", false) }
+        defer { g_free(t) }
+        return (String(cString: t), handoff_is_program_type(t) != 0)
+    }
+
+    /// Whether the app declares (MimeType=) a type the file is.
+    public static func supports(_ appID: String, type: String) -> Bool {
+        handoff_app_supports_type(appID, type) != 0
+    }
+
     /// `file:///…` for a local path, escaped as GIO does.
     public static func fileURI(_ path: String) -> String {
         takeGString(g_filename_to_uri(path, nil, nil)) ?? "file://" + path

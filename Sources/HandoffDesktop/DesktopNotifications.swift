@@ -56,7 +56,8 @@ public final class DesktopNotifications: @unchecked Sendable {
             }
         }
         for signal in ["ActionInvoked", "NotificationClosed"] {
-            g_dbus_connection_signal_subscribe(c, nil, Self.bus, signal, Self.path, nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box.toOpaque(), nil)
+            // Only the notification server's signals: no other client can "click" for the user.
+            g_dbus_connection_signal_subscribe(c, Self.bus, Self.bus, signal, Self.path, nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box.toOpaque(), nil)
         }
     }
 
@@ -65,6 +66,8 @@ public final class DesktopNotifications: @unchecked Sendable {
     public func notify(appName: String, summary: String, body: String, icon: String?, desktopEntry: String?,
                        actions: [(String, String)], replacing: UInt32?, timeoutMilliseconds: Int32 = -1) async throws -> UInt32 {
         let flat = actions.flatMap { [$0.0, $0.1] }
+        // Servers may render markup in the body: text from other machines is escaped.
+        let body = body.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
         return try await loop.run { [self] () throws -> UInt32 in
             guard let connection else { throw GLibError(nil, "not connected to the session bus") }
             var cStrings = flat.map { strdup($0) } + [nil]

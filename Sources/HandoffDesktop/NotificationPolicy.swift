@@ -50,7 +50,8 @@ public struct NotificationPolicy: Sendable {
             return []
         }
         guard enabled, summary.id != s.shownActivity else {
-            if s.pending?.id == summary.id { s.pending = summary }
+            // Back to what is shown: anything held back is no longer what is offered.
+            s.pending = nil
             return []
         }
         s.pending = summary

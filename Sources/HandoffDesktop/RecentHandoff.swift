@@ -43,7 +43,7 @@ extension SessionAgent {
             if let old = sources.recentID { _ = try? await client.invalidate(old) }
             let record = try await client.becomeCurrent(draft, session: session, document: entry.path)
             sources.recentID = record.activity.id.rawValue
-            sources.ours.insert(record.activity.id.rawValue)
+            sources.remember(record.activity.id.rawValue)
             logger.info("recent document: offered", metadata: ["path": "\(entry.path)"])
         } catch {
             logger.warning("recent documents: could not offer \(entry.path)", metadata: ["error": "\(error)"])

@@ -93,9 +93,13 @@ public actor SessionAgent {
     private func handle(_ event: ControlEvent) async {
         switch event {
         case .launchRequested(let launchID, let record, let device):
-            let outcome = await launch(record, from: device)
-            do { try await client.answerLaunch(launchID, outcome) } catch {
-                logger.warning("could not tell handoffd what was opened", metadata: ["error": "\(error)"])
+            // On its own: a launch may wait for an app or a download, and events (a
+            // will-save for the media activity, say) must not queue behind it.
+            Task {
+                let outcome = await launch(record, from: device)
+                do { try await client.answerLaunch(launchID, outcome) } catch {
+                    logger.warning("could not tell handoffd what was opened", metadata: ["error": "\(error)"])
+                }
             }
         case .peerOffer(let device, let summary):
             await perform(policy.offer(from: device, summary, at: SystemClock.now()))
@@ -143,11 +147,17 @@ public actor SessionAgent {
                 var recorded: String?
                 if case .string(let a)? = activity.userInfo["application"] { recorded = a }
                 let wanted = recorded
-                // The app the origin's recent-files list recorded, if installed here; else
-                // the default app for the file's type.
-                let (app, uri) = await loop.run {
-                    let installed = wanted.flatMap { SessionAgent.recordedApp($0, among: DesktopApps.all(userApplications: userApplications).apps) }
-                    return (installed ?? DesktopApps.defaultApp(forFile: path, userApplications: userApplications), DesktopApps.fileURI(path))
+                // The app the origin's recent-files list recorded, if installed here and made
+                // for the file's type; else the default app for the type. Never a program.
+                let (app, uri, refused) = await loop.run { () -> (DesktopHandler?, String, String?) in
+                    let (type, isProgram) = DesktopApps.contentType(ofFile: path)
+                    if isProgram { return (nil, "", type) }
+                    let recordedApp = wanted.flatMap { SessionAgent.recordedApp($0, among: DesktopApps.all(userApplications: userApplications).apps) }
+                    let installed = recordedApp.flatMap { DesktopApps.supports($0.id, type: type) ? $0 : nil }
+                    return (installed ?? DesktopApps.defaultApp(forFile: path, userApplications: userApplications), DesktopApps.fileURI(path), nil)
+                }
+                if let refused {
+                    return .failed(code: "refused_program", message: "\(document.path) is a program or launcher (\(refused)): handoff does not open those for another workstation")
                 }
                 guard let app else {
                     return .failed(code: "no_handler", message: "no app here opens \(document.path) (no default app for its type); \(document.note)")

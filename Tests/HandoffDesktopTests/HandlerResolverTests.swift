@@ -107,6 +107,15 @@ struct NotificationPolicyTests {
         #expect(p.target(of: 7) == nil)
     }
 
+    @Test func goingBackToTheShownActivityDropsWhatWasHeldBack() {
+        var p = NotificationPolicy(intervalSeconds: 10)
+        _ = p.offer(from: desk, summary("a"), at: at(0))
+        p.shown(desk, notification: 1)
+        #expect(p.offer(from: desk, summary("b"), at: at(2)) == [.wake(at: at(10))])
+        #expect(p.offer(from: desk, summary("a"), at: at(3)).isEmpty)
+        #expect(p.wake(at: at(10)).isEmpty, "b is no longer offered")
+    }
+
     @Test func expiredOffersAreNotShown() {
         var p = NotificationPolicy()
         #expect(p.offer(from: desk, summary("a", expires: at(5)), at: at(10)).isEmpty)

@@ -48,6 +48,16 @@ struct MediaSourceTests {
         #expect(m.offered == nil)
     }
 
+    @Test func absurdRatesAndPositionsFromAPlayerAreHarmless() {
+        var m = MediaSource()
+        for rate in [Double.nan, .infinity, -5, 1e300] {
+            _ = m.changed("p", state("Playing", position: Int64.max - 1, rate: rate), at: at(0))
+            _ = m.position(of: "p", at: at(1e6))  // must not trap
+        }
+        m.seeked("p", to: Int64.min, at: at(2))
+        #expect(m.position(of: "p", at: at(2)) == 0)
+    }
+
     @Test func aPlayerThatNeverPlayedIsNotOffered() {
         var m = MediaSource()
         #expect(m.changed("idle", state("Paused"), at: at(0)).isEmpty)

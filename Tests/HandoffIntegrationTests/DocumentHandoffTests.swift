@@ -101,6 +101,14 @@ extension WorkstationTests {
             #expect((record["argv"] as? [String])?.first?.hasPrefix("handoff:continued/") == true, "\(record)")
             #expect((record["env"] as? [String: String])?["HANDOFF_DOCUMENT"] == syncB + "/notes/list.txt")
 
+            // A program or launcher in the synced folder is never opened for another machine.
+            try write("#!/bin/sh\necho gotcha\n", syncA + "/notes/run.sh")
+            try write("#!/bin/sh\necho gotcha\n", syncB + "/notes/run.sh")
+            try? FileManager.default.removeItem(atPath: desk.records + "/editor.json")
+            try await offer(["--type", "org.example.viewer.view", "--title", "Script", "--document", syncA + "/notes/run.sh"])
+            let program = try await net.ctl("b", "continue")
+            #expect(program.status == 1 && program.stderr.contains("is a program or launcher"), "\(program)")
+
             // A hostile reference that climbs out of the folder: refused, nothing opened.
             try? FileManager.default.removeItem(atPath: desk.records + "/editor.json")
             let hostile = #"{"handoff.document":{"root":{"kind":"syncthing","id":"abcde-fghij"},"path":"../../../etc/passwd","size":1,"sha256":{"$data":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}}"#

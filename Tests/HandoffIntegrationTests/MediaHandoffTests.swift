@@ -47,8 +47,12 @@ struct MediaHandoffTests {
             try await eventually(15, "mpv's MPRIS name on a") { try await playerctl(a, "status") == "Playing" }
             try b.addEntry("mpv.desktop", name: "mpv Media Player", lines: ["MimeType=audio/x-wav;audio/wav;"],
                            exec: "mpv --ao=null --vo=null --no-terminal --keep-open=yes -- %U")
+            // mpv is b's default player for the file's type (the origin never picks the app).
+            try "[Default Applications]\naudio/x-wav=mpv.desktop\naudio/wav=mpv.desktop\n"
+                .write(toFile: b.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
             try await a.startAgent(["--no-notifications"])
-            try await b.startAgent(["--no-notifications"])
+            // The shared MIME database (/usr/share/mime) tells b what the file is.
+            try await b.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": b.root + "/system:/usr/share"])
             try await eventually(15, "a's playback to be the current activity") {
                 try await net.ctl("a", "current").stdout.contains("handoff.media")
             }

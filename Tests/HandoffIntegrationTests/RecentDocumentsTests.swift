@@ -24,7 +24,7 @@ struct RecentDocumentsTests {
             let a = try DesktopSession(net, host: "a"), b = try DesktopSession(net, host: "b")
             defer { a.stop(); b.stop() }
             // On b: the recorded app, and another that is the default for text/plain.
-            try b.addEntry("org.example.Editor.desktop", name: "Editor", lines: [], recordAs: "editor")
+            try b.addEntry("org.example.Editor.desktop", name: "Editor", lines: ["MimeType=text/plain;"], recordAs: "editor")
             try b.addEntry("org.example.Viewer.desktop", name: "Viewer", lines: ["MimeType=text/plain;"], recordAs: "viewer")
             try "[Default Applications]\ntext/plain=org.example.Viewer.desktop\n".write(toFile: b.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
             for d in [a, b] {

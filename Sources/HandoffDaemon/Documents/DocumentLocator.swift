@@ -61,7 +61,8 @@ enum DocumentLocator {
 
     /// Size and SHA-256 of a regular file, read in 1 MiB pieces.
     static func digest(_ path: String, field: String) throws(APIError) -> (Int64, [UInt8]) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // O_NONBLOCK: a FIFO where a file should be must not hang a thread-pool thread.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw APIError.invalid(ValidationError(field: field, problem: "\(path): \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
         var st = stat()

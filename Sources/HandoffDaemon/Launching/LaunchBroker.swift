@@ -21,7 +21,8 @@ public actor LaunchBroker {
     private var launcher: String?
     private var waiting: [String: Waiting] = [:]
 
-    public init(registry: ActivityRegistry, timeout: TimeAmount = .seconds(15)) {
+    /// Long enough for a player to start or a document to be fetched.
+    public init(registry: ActivityRegistry, timeout: TimeAmount = .seconds(60)) {
         self.registry = registry
         self.timeout = timeout
     }

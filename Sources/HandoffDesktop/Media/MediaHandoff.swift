@@ -13,7 +13,13 @@ struct SourceActivities {
     var recentOffered: RecentDocuments.Entry?
     /// An activity some app made current itself: never displaced by the source.
     var foreignCurrent: String?
-    var ours: Set<String> = []
+    /// The last activities the sources made (a few: older ones are long over).
+    var ours: [String] = []
+
+    mutating func remember(_ id: String) {
+        ours.append(id)
+        if ours.count > 16 { ours.removeFirst(ours.count - 16) }
+    }
 }
 
 extension SessionAgent {
@@ -62,7 +68,7 @@ extension SessionAgent {
                     let record = try await client.becomeCurrent(draft, session: session, document: localFile(offer.url))
                     sources.activityID = record.activity.id.rawValue
                     sources.player = offer.player
-                    sources.ours.insert(record.activity.id.rawValue)
+                    sources.remember(record.activity.id.rawValue)
                     logger.info("media playing: offered", metadata: ["player": "\(offer.player)", "url": "\(offer.url)"])
                 case .update(let offer):
                     guard let id = sources.activityID else { continue }
@@ -140,8 +146,15 @@ extension SessionAgent {
     // MARK: - Continuing: play it here, from where it was
 
     func continueMedia(_ activity: Activity, from device: PeerDevice, config: SessionConfiguration) async -> LaunchOutcome {
-        guard case .url(var url)? = activity.userInfo["url"] ?? activity.userInfo["url"].flatMap({ if case .string(let s) = $0 { .url(s) } else { nil } }) else {
-            return .failed(code: "bad_media", message: "the media activity has no url")
+        var url: String
+        switch activity.userInfo["url"] {
+        case .url(let s)?, .string(let s)?: url = s
+        default: return .failed(code: "bad_media", message: "the media activity has no url")
+        }
+        // Only what a media player should get from another machine.
+        let lower = url.lowercased()
+        guard lower.hasPrefix("file://") || lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+            return .failed(code: "bad_media", message: "media from another workstation plays only from file, http or https URLs")
         }
         var position: Int64 = 0
         if case .integer(let p)? = activity.userInfo["positionMicroseconds"] { position = max(0, p) }
@@ -186,10 +199,10 @@ extension SessionAgent {
             // app for the media, and wait for it to appear on the bus with the media.
             let userApplications = settings.userApplications
             let path = target.hasPrefix("file://") ? (URL(string: target)?.path ?? "") : ""
+            // The user's default app for the media's type; the origin's choice of player
+            // only decides among players already running.
             let app: DesktopHandler? = await loop.run {
-                let installed = DesktopApps.all(userApplications: userApplications).apps
-                if let e = originEntry, let same = installed.first(where: { $0.id == e + ".desktop" }) { return same }
-                return path.isEmpty ? nil : DesktopApps.defaultApp(forFile: path, userApplications: userApplications)
+                path.isEmpty ? nil : DesktopApps.defaultApp(forFile: path, userApplications: userApplications)
             }
             guard let app else {
                 return .failed(code: "no_player", message: "no media player here plays \(target): install one that speaks MPRIS (e.g. mpv with mpv-mpris), or start it")

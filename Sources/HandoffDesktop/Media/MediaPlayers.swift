@@ -133,8 +133,12 @@ public final class MediaPlayers: @unchecked Sendable {
         handoff_mpris_parse(reply, &s)
         defer { handoff_mpris_state_clear(&s) }
         func str(_ p: UnsafeMutablePointer<CChar>?) -> String? { p.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+        // Whatever a program on the bus claims, the numbers stay sane: no NaN, no overflow.
+        let rate = s.rate.isFinite && s.rate >= 0 && s.rate <= 100 ? s.rate : 1
+        let ceiling: Int64 = 1 << 50  // µs: 35 years
         return State(status: str(s.status) ?? "Stopped", url: str(s.url), title: str(s.title), artist: str(s.artist), trackID: str(s.trackid),
-                     length: s.length >= 0 ? Int64(s.length) : nil, position: s.position >= 0 ? Int64(s.position) : nil, rate: s.rate, canSeek: s.can_seek != 0)
+                     length: s.length >= 0 ? min(Int64(s.length), ceiling) : nil, position: s.position >= 0 ? min(Int64(s.position), ceiling) : nil,
+                     rate: rate, canSeek: s.can_seek != 0)
     }
 
     /// The player's desktop entry (without `.desktop`) and whether it takes `scheme` URIs.
@@ -157,6 +161,7 @@ public final class MediaPlayers: @unchecked Sendable {
 
     public func openURI(_ name: String, _ uri: String) -> Bool { command(name, "OpenUri", handoff_params_string(uri)) }
     public func setPosition(_ name: String, trackID: String, _ position: Int64) -> Bool {
-        command(name, "SetPosition", handoff_params_set_position(trackID, gint64(position)))
+        guard let params = handoff_params_set_position(trackID, gint64(position)) else { return false }
+        return command(name, "SetPosition", params)
     }
 }

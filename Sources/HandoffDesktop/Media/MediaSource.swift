@@ -50,7 +50,7 @@ public struct MediaSource: Sendable {
     }
 
     public mutating func seeked(_ name: String, to position: Int64, at now: Timestamp) {
-        players[name]?.state.position = position
+        players[name]?.state.position = min(max(0, position), 1 << 50)
         players[name]?.positionAt = now
     }
 
@@ -62,9 +62,11 @@ public struct MediaSource: Sendable {
     /// Where `name` is now, in µs: extrapolated while it plays, clamped to the length.
     public func position(of name: String, at now: Timestamp) -> Int64? {
         guard let p = players[name], let base = p.state.position else { return nil }
-        var position = base
+        var position = min(max(base, 0), 1 << 50)
         if p.state.status == "Playing" {
-            position += Int64(Double(p.positionAt.nanoseconds(until: now)) / 1000 * p.state.rate)
+            let rate = p.state.rate.isFinite ? min(max(p.state.rate, 0), 100) : 1
+            let elapsed = Double(max(0, p.positionAt.nanoseconds(until: now))) / 1000 * rate
+            position += Int64(min(elapsed, Double(1 << 52)))
         }
         if let length = p.state.length, length > 0 { position = min(position, length) }
         return max(0, position)
