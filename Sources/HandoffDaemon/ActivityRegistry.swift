@@ -426,7 +426,7 @@ public actor ActivityRegistry {
             guard let file = e.documentFile else {
                 throw APIError(status: 409, code: "no-document", message: "the activity has no document to send")
             }
-            return .file(file)
+            return .document(file)
         }
         guard e.activity.supportsContinuationStreams else {
             throw APIError(status: 409, code: "streams-unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")

@@ -156,6 +156,14 @@ extension PeerService {
 
     /// An activity continued here lately, as `POST /v1/continue` returned it.
     func continuedActivity(_ ref: String) throws(APIError) -> JSONValue {
+        Self.json(try continuedEntry(ref))
+    }
+
+    func continuedRecord(_ ref: String) throws(APIError) -> ActivityRecord {
+        try continuedEntry(ref).record
+    }
+
+    private func continuedEntry(_ ref: String) throws(APIError) -> ContinuedActivities.Entry {
         guard let id = ActivityID(ref) else {
             throw APIError(status: 400, code: "bad_id", message: "an activity id is 32 hex digits, not \"\(ref)\"")
         }
@@ -163,15 +171,7 @@ extension PeerService {
             throw APIError(status: 404, code: "not_continued",
                            message: "no activity \(ref) was continued on this workstation in the last \(ContinuedActivities.retentionSeconds / 60) minutes")
         }
-        return Self.json(e)
-    }
-
-    func continuedRecord(_ ref: String) throws(APIError) -> ActivityRecord {
-        guard let id = ActivityID(ref), let e = continued.entry(id, at: SystemClock.now()) else {
-            throw APIError(status: 404, code: "not_continued",
-                           message: "no activity \(ref) was continued on this workstation in the last \(ContinuedActivities.retentionSeconds / 60) minutes")
-        }
-        return e.record
+        return e
     }
 
     func continuedActivitiesJSON() -> JSONValue {

@@ -171,9 +171,9 @@ extension PeerService {
             return await refuse(StreamFailure(wire: error.code, error.message))
         }
         switch source {
-        case .file(let path):
+        case .file(let path), .document(let path):
             let opened: (fd: CInt, size: Int64)
-            do { opened = try StreamFileServer.open(path) } catch { return await refuse(error) }
+            do { opened = try StreamFileServer.open(path, followLinks: source == .file(path)) } catch { return await refuse(error) }
             do { try await outbound.write(.streamAccepted(length: opened.size)) } catch {
                 close(opened.fd)
                 return StreamFailure("peer_gone", "\(peerName) went away")

@@ -12,8 +12,10 @@ enum StreamFileServer {
     static let chunkBytes = 256 * 1024
 
     /// Opens the file now (the stream is opening); its size is announced to the peer.
-    static func open(_ path: String) throws(StreamFailure) -> (fd: CInt, size: Int64) {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    /// O_NONBLOCK: a FIFO put where the file was must not block the opening thread (it is
+    /// then refused as not a regular file; reads of a regular file ignore the flag).
+    static func open(_ path: String, followLinks: Bool = true) throws(StreamFailure) -> (fd: CInt, size: Int64) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
             throw StreamFailure("stream_unavailable", "the stream's file cannot be read on the origin: \(path): \(String(cString: strerror(errno)))")
         }

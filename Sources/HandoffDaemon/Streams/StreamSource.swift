@@ -10,6 +10,9 @@ public enum StreamSource: Sendable, Equatable {
     case session(String)
     /// The daemon itself, from a file read when the stream opens (`--stream-file`).
     case file(String)
+    /// The daemon itself, from the activity's document (its resolved path: a symbolic
+    /// link put there since is not followed).
+    case document(String)
 }
 
 /// Which activities may claim to serve streams: an app-owned one (the app answers), or a
