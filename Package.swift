@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "handoffd", targets: ["handoffd"]),
         .executable(name: "handoffctl", targets: ["handoffctl"]),
         .executable(name: "handoff-session", targets: ["handoff-session"]),
+        .executable(name: "handoff-browser-host", targets: ["handoff-browser-host"]),
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
     ],
@@ -100,6 +101,13 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
+        .executableTarget(
+            name: "handoff-browser-host",
+            dependencies: [
+                "HandoffDesktop", "HandoffClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "handoff-session",
             dependencies: [

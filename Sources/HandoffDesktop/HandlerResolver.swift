@@ -74,7 +74,7 @@ public struct HandlerResolver: Sendable {
     }
 
     /// The host of an http(s) URL, lowercased; nil for anything else.
-    static func host(of url: String) -> String? {
+    public static func host(of url: String) -> String? {
         let lower = url.lowercased()
         guard let schemeEnd = lower.range(of: "://"), ["http", "https"].contains(String(lower[..<schemeEnd.lowerBound])) else { return nil }
         var rest = lower[schemeEnd.upperBound...]

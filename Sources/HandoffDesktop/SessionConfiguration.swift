@@ -17,6 +17,8 @@ public struct SessionConfiguration: Sendable, Equatable {
     /// The recent-documents source: the document opened last in a synced folder becomes the
     /// current activity (recently-used.xbel).
     public var recentDocuments = true
+    /// Web pages on these domains are never offered (`example.org;*.bank.example`).
+    public var neverOfferDomains: [DomainClaim] = []
 
     public init() {}
 
@@ -43,6 +45,12 @@ public struct SessionConfiguration: Sendable, Equatable {
                 case "pause-origin": pauseOrigin = value == "yes"
                 default: recentDocuments = value == "yes"
                 }
+            case "never-offer-domains":
+                let parsed = HandlerDeclaration.domains(value)
+                guard parsed.rejected.isEmpty else {
+                    throw FileError(description: "\(path):\(n + 1): not domain names: \(parsed.rejected.joined(separator: ", "))")
+                }
+                neverOfferDomains = parsed.valid
             case "fetch-documents":
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): fetch-documents must be yes or no") }
                 fetchDocuments = value == "yes"

@@ -1,0 +1,133 @@
+import Foundation
+import HandoffClient
+import HandoffCore
+import HandoffDesktop
+import HandoffWire
+import NIOCore
+import NIOPosix
+
+// The browser extension's native-messaging host: the browser starts it and talks to it on
+// stdin/stdout (Docs/Desktop.md). The focused tab becomes a browsing-web activity owned
+// by this host's event session, so it ends when the browser closes.
+// `handoff-browser-host --install [--chromium-extension-id ID]` writes the host manifests.
+
+_ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+signal(SIGPIPE, SIG_IGN)
+
+let hostName = "org.handoff.browser"
+let firefoxExtensionID = "handoff-browser@handoff.invalid"
+
+func log(_ s: String) { FileHandle.standardError.write(Data(("handoff-browser-host: " + s + "\n").utf8)) }
+
+/// Frames for the browser; nothing else ever goes to stdout.
+func send(_ object: JSONValue) {
+    guard let frame = NativeMessageDecoder.encode(object.serialized()) else { return }
+    FileHandle.standardOutput.write(Data(frame))
+}
+
+func install(_ arguments: [String]) throws {
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
+    var chromiumID: String?
+    if let i = arguments.firstIndex(of: "--chromium-extension-id"), i + 1 < arguments.count { chromiumID = arguments[i + 1] }
+    let home = DefaultPaths.homeDirectory
+    let config = DefaultPaths.configHome ?? home + "/.config"
+    var manifests: [(String, JSONValue)] = []
+    let base: JSONObject = ["name": .string(hostName), "description": .string("handoff: offers the focused tab to your other workstations"),
+                            "path": .string(me), "type": .string("stdio")]
+    var firefox = base
+    firefox["allowed_extensions"] = .array([.string(firefoxExtensionID)])
+    manifests.append((home + "/.mozilla/native-messaging-hosts", .object(firefox)))
+    if let chromiumID {
+        var chrome = base
+        chrome["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
+        manifests.append((config + "/chromium/NativeMessagingHosts", .object(chrome)))
+        manifests.append((config + "/google-chrome/NativeMessagingHosts", .object(chrome)))
+    } else {
+        print("Chromium and Chrome: load extension/ (chrome://extensions, developer mode), then run again with --chromium-extension-id ID")
+    }
+    for (dir, manifest) in manifests {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let path = dir + "/" + hostName + ".json"
+        try (manifest.prettySerialized() + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        print("installed \(path)")
+    }
+}
+
+func loadNeverOffer() -> [DomainClaim] {
+    guard let data = FileManager.default.contents(atPath: DefaultPaths.sessionConfigFile),
+          let c = try? SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: DefaultPaths.sessionConfigFile) else { return [] }
+    return c.neverOfferDomains
+}
+
+func serve() async -> Int32 {
+    let client = HandoffClient()
+    let session: EventSession
+    do { session = try await client.openSession() } catch {
+        send(.object(["type": .string("error"), "message": .string("\(error)")]))
+        log("\(error)")
+        return 1
+    }
+    // stdin on a thread of its own: blocking reads, frames handed over as they complete.
+    let (messages, sink) = AsyncThrowingStream.makeStream(of: String.self)
+    Thread.detachNewThread {
+        var decoder = NativeMessageDecoder()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(0, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                do { try decoder.finish(); sink.finish() } catch { sink.finish(throwing: error) }
+                return
+            }
+            do { for m in try decoder.feed(buffer[0..<n]) { sink.yield(m) } } catch {
+                sink.finish(throwing: error)
+                return
+            }
+        }
+    }
+    var current: (id: String, url: String)?
+    do {
+        for try await text in messages {
+            guard let tab = BrowserTab(json: text) else {
+                send(.object(["type": .string("error"), "message": .string("expected {\"type\": \"tab\", \"url\", \"title\", \"incognito\"}")]))
+                continue
+            }
+            let offer = tab.offerable(never: loadNeverOffer())
+            do {
+                if offer, let c = current, c.url == tab.url {
+                    var update = ActivityUpdate()
+                    update.title = tab.draft.title
+                    _ = try await client.update(c.id, update)
+                } else if offer {
+                    let record = try await client.becomeCurrent(tab.draft, session: session.token)
+                    if let c = current { _ = try? await client.invalidate(c.id) }
+                    current = (record.activity.id.rawValue, tab.url)
+                } else if let c = current {
+                    // A private window, a non-web page or a listed domain: stop offering.
+                    _ = try? await client.invalidate(c.id)
+                    current = nil
+                }
+                send(.object(["type": .string("ack"), "offered": .bool(offer)]))
+            } catch {
+                send(.object(["type": .string("error"), "message": .string("\(error)")]))
+            }
+        }
+    } catch {
+        send(.object(["type": .string("error"), "message": .string("\(error)")]))
+        log("\(error); exiting")
+        session.close()
+        return 1
+    }
+    session.close()
+    return 0
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--install" {
+    do { try install(arguments) } catch {
+        log("\(error)")
+        exit(1)
+    }
+    exit(0)
+}
+exit(await serve())

@@ -1,0 +1,55 @@
+@testable import HandoffDesktop
+import Testing
+
+@Suite("Native messaging")
+struct NativeMessagingTests {
+    func frame(_ s: String) -> [UInt8] { NativeMessageDecoder.encode(s)! }
+
+    @Test func framesArriveWholeWhateverTheChunking() throws {
+        let bytes = frame(#"{"type":"tab","url":"https://a.test/"}"#) + frame(#"{"b":1}"#)
+        for size in [1, 2, 3, 5, 64] {
+            var d = NativeMessageDecoder()
+            var out: [String] = []
+            var i = 0
+            while i < bytes.count {
+                out += try d.feed(bytes[i..<min(i + size, bytes.count)])
+                i += size
+            }
+            try d.finish()
+            #expect(out == [#"{"type":"tab","url":"https://a.test/"}"#, #"{"b":1}"#], "chunks of \(size)")
+        }
+    }
+
+    @Test func badFramesAreClearErrors() {
+        var d = NativeMessageDecoder(maximumInbound: 100)
+        #expect(throws: NativeMessageDecoder.Failure.tooLarge(101)) { try d.feed(withUnsafeBytes(of: UInt32(101), Array.init)) }
+        var e = NativeMessageDecoder()
+        #expect(throws: NativeMessageDecoder.Failure.tooLarge(Int(UInt32.max))) { try e.feed([0xFF, 0xFF, 0xFF, 0xFF]) }
+        var f = NativeMessageDecoder()
+        #expect(throws: NativeMessageDecoder.Failure.notJSON) { try f.feed(self.frame("not json")) }
+        var g = NativeMessageDecoder()
+        #expect(throws: NativeMessageDecoder.Failure.notJSON) { try g.feed(withUnsafeBytes(of: UInt32(2), Array.init) + [0xC3, 0x28]) }
+        var h = NativeMessageDecoder()
+        _ = try? h.feed(Array(frame(#"{"a":1}"#).prefix(6)))
+        #expect(throws: NativeMessageDecoder.Failure.truncated(6)) { try h.finish() }
+        var z = NativeMessageDecoder()
+        #expect((try? z.feed(withUnsafeBytes(of: UInt32(0), Array.init))) == nil, "an empty message is no JSON object")
+    }
+
+    @Test func outboundMessagesStayUnderTheBrowsersLimit() {
+        #expect(NativeMessageDecoder.encode(String(repeating: "x", count: 1 << 20)) != nil)
+        #expect(NativeMessageDecoder.encode(String(repeating: "x", count: (1 << 20) + 1)) == nil)
+    }
+
+    @Test func onlyPublicWebTabsAreOffered() {
+        let never = HandlerDeclaration.domains("bank.example;*.private.test").valid
+        #expect(BrowserTab(url: "https://news.test/a", title: "A", incognito: false).offerable(never: never))
+        #expect(!BrowserTab(url: "https://news.test/a", title: "A", incognito: true).offerable(never: never))
+        #expect(!BrowserTab(url: "file:///etc/passwd", title: "", incognito: false).offerable(never: never))
+        #expect(!BrowserTab(url: "chrome://settings", title: "", incognito: false).offerable(never: never))
+        #expect(!BrowserTab(url: "https://bank.example/login", title: "", incognito: false).offerable(never: never))
+        #expect(!BrowserTab(url: "https://x.private.test/", title: "", incognito: false).offerable(never: never))
+        #expect(BrowserTab(json: #"{"type":"tab","url":"https://a.test/","title":"T","incognito":false}"#)?.url == "https://a.test/")
+        #expect(BrowserTab(json: #"{"type":"other"}"#) == nil)
+    }
+}
