@@ -17,7 +17,8 @@ struct MediaHandoffTests {
         try await desk.run(["playerctl", "-p", "mpv"] + args).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test func playbackContinuesAtThePositionOnTheOtherWorkstation() async throws {
+    @Test(arguments: [true, false])
+    func playbackContinuesAtThePositionOnTheOtherWorkstation(pauseOrigin: Bool) async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             // The same file in the same Syncthing folder on both, at different paths.
             let sync = ["a": net.directory + "/a/Music", "b": net.directory + "/b/Elsewhere/Music"]
@@ -50,6 +51,9 @@ struct MediaHandoffTests {
             // mpv is b's default player for the file's type (the origin never picks the app).
             try "[Default Applications]\naudio/x-wav=mpv.desktop\naudio/wav=mpv.desktop\n"
                 .write(toFile: b.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
+            if !pauseOrigin {
+                try "pause-origin = no\n".write(toFile: a.configHome + "/handoff/handoff-session.conf", atomically: true, encoding: .utf8)
+            }
             try await a.startAgent(["--no-notifications"])
             // The shared MIME database (/usr/share/mime) tells b what the file is.
             try await b.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": b.root + "/system:/usr/share"])
@@ -74,8 +78,14 @@ struct MediaHandoffTests {
             #expect(abs(position - 43) <= 2.5, "b plays at \(position) s\n\(b.log)")
             let url = try await playerctl(b, "metadata", "xesam:url")
             #expect(url.hasSuffix("/Elsewhere/Music/tone.wav"), "\(url)")
-            // a paused, as someone moving rooms expects.
-            try await eventually(10, "a's mpv to pause") { try await playerctl(a, "status") == "Paused" }
+            if pauseOrigin {
+                // a paused, as someone moving rooms expects.
+                try await eventually(10, "a's mpv to pause") { try await playerctl(a, "status") == "Paused" }
+            } else {
+                // Told not to: a plays on.
+                try await Task.sleep(nanoseconds: 2_000_000_000)
+                #expect(try await playerctl(a, "status") == "Playing")
+            }
         }
     }
 }
