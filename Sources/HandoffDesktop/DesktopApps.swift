@@ -47,7 +47,12 @@ public enum DesktopApps {
 
     /// The user's default handler of https URLs (mimeapps.list), if any.
     public static func defaultBrowser(userApplications: String) -> DesktopHandler? {
-        guard let info = g_app_info_get_default_for_uri_scheme("https") else { return nil }
+        owned(g_app_info_get_default_for_uri_scheme("https"), userApplications: userApplications)
+    }
+
+    /// A GAppInfo GIO handed over (or nil) as a handler, released either way.
+    private static func owned(_ info: OpaquePointer?, userApplications: String) -> DesktopHandler? {
+        guard let info else { return nil }
         defer { handoff_object_unref(UnsafeMutableRawPointer(info)) }
         guard handoff_is_desktop_app_info(UnsafeMutableRawPointer(info)) != 0 else { return nil }
         var ignored: [String] = []
@@ -135,14 +140,9 @@ extension DesktopApps {
     /// The user's default app for a file's content type (guessed from its name and first
     /// bytes, as file managers do), if any.
     public static func defaultApp(forFile path: String, userApplications: String) -> DesktopHandler? {
-        var uncertain: gboolean = 0
-        guard let type = g_content_type_guess(path, nil, 0, &uncertain) else { return nil }
+        guard let type = handoff_guess_type(path) else { return nil }
         defer { g_free(type) }
-        guard let info = g_app_info_get_default_for_type(type, 0) else { return nil }
-        defer { handoff_object_unref(UnsafeMutableRawPointer(info)) }
-        guard handoff_is_desktop_app_info(UnsafeMutableRawPointer(info)) != 0 else { return nil }
-        var ignored: [String] = []
-        return handler(info, userApplications: userApplications, problems: &ignored)
+        return owned(g_app_info_get_default_for_type(type, 0), userApplications: userApplications)
     }
 
     /// The file's content type, and whether it is a program or launcher (never opened for
