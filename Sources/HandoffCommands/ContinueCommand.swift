@@ -63,32 +63,18 @@ struct ContinueCommand: AsyncParsableCommand {
         let toStderr = streamTo == "-"
         let say: (String) -> Void = { line in if toStderr { Output.err(line) } else { Output.out(line) } }
         let title = continued.record.activity.title.isEmpty ? continued.record.activity.activityType : "\"\(continued.record.activity.title)\""
-        switch continued.launch {
-        case .opened(let app)?:
-            if options.json {
-                Output.out(continued.json.prettySerialized())
-            } else {
-                say("continued \(title) from \(continued.device.name): \(Self.describe(app))")
-                if let note = app.note { say(note) }
-            }
-        case .failed(let code, let message)?:
-            if options.json {
-                Output.out(continued.json.prettySerialized())
-            } else {
-                say("continued from \(continued.device.name):")
-                say(ActivityPrinter.details(continued.record))
-            }
-            // Headless, a plain `continue` prints and that is all; anything else is a failure.
-            if code != "no_launcher" || open {
-                throw CommandFailure(description: "opened nothing: \(message)")
-            }
-        case nil:
-            if options.json {
-                Output.out(continued.json.prettySerialized())
-            } else {
-                say("continued from \(continued.device.name):")
-                say(ActivityPrinter.details(continued.record))
-            }
+        if options.json {
+            Output.out(continued.json.prettySerialized())
+        } else if case .opened(let app)? = continued.launch {
+            say("continued \(title) from \(continued.device.name): \(Self.describe(app))")
+            if let note = app.note { say(note) }
+        } else {
+            say("continued from \(continued.device.name):")
+            say(ActivityPrinter.details(continued.record))
+        }
+        // Headless, a plain `continue` prints and that is all; anything else is a failure.
+        if case .failed(let code, let message)? = continued.launch, code != "no_launcher" || open {
+            throw CommandFailure(description: "opened nothing: \(message)")
         }
         if streamTo != nil || streamFrom != nil {
             try await stream(continued.record.activity)

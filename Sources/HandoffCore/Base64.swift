@@ -62,3 +62,13 @@ public enum Base64 {
         return out
     }
 }
+
+extension Sequence where Element == UInt8 {
+    /// Lowercase hex, two digits a byte (digests in messages and logs).
+    public var hexString: String {
+        let digits = Array("0123456789abcdef")
+        var out = ""
+        for b in self { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0f)]) }
+        return out
+    }
+}

@@ -172,7 +172,7 @@ struct ControlRouter: Sendable {
         if let r = reference.root { root = .object(["kind": .string(r.kind), "id": .string(r.id)]) }
         return .object([
             "reference": .object(["root": root, "path": .string(reference.path), "size": .integer(reference.size),
-                                  "sha256": .string(reference.sha256.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())]),
+                                  "sha256": .string(reference.sha256.hexString)]),
             "local": local.json,
         ])
     }

@@ -65,7 +65,7 @@ public struct DocumentCache: Sendable {
             if let f = error as? Failure { throw f }
             throw Failure(code: "document_fetch_failed", description: "could not fetch the document: \(error)")
         }
-        let hex = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hex = Array(hasher.finalize()).hexString
         try? fm.removeItem(atPath: target)
         try fm.moveItem(atPath: temporary, toPath: target)
         return (target, hex == document.sha256)

@@ -34,26 +34,22 @@ public struct SessionConfiguration: Sendable, Equatable {
                 throw FileError(description: "\(path):\(n + 1): expected `key = value`, got \"\(line)\"")
             }
             let key = String(line[..<eq]).trimmingSpaces, value = String(line[line.index(after: eq)...]).trimmingSpaces
-            switch key {
-            case "notifications":
-                guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): notifications must be yes or no") }
-                notifications = value == "yes"
-            case "media", "pause-origin", "recent-documents":
+            func yes() throws -> Bool {
                 guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): \(key) must be yes or no") }
-                switch key {
-                case "media": media = value == "yes"
-                case "pause-origin": pauseOrigin = value == "yes"
-                default: recentDocuments = value == "yes"
-                }
+                return value == "yes"
+            }
+            switch key {
+            case "notifications": notifications = try yes()
+            case "media": media = try yes()
+            case "pause-origin": pauseOrigin = try yes()
+            case "recent-documents": recentDocuments = try yes()
+            case "fetch-documents": fetchDocuments = try yes()
             case "never-offer-domains":
                 let parsed = HandlerDeclaration.domains(value)
                 guard parsed.rejected.isEmpty else {
                     throw FileError(description: "\(path):\(n + 1): not domain names: \(parsed.rejected.joined(separator: ", "))")
                 }
                 neverOfferDomains = parsed.valid
-            case "fetch-documents":
-                guard value == "yes" || value == "no" else { throw FileError(description: "\(path):\(n + 1): fetch-documents must be yes or no") }
-                fetchDocuments = value == "yes"
             case "document-cache-mb":
                 guard let mb = Int64(value), mb > 0 else { throw FileError(description: "\(path):\(n + 1): document-cache-mb must be a positive whole number") }
                 documentCacheMB = mb
