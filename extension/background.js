@@ -6,14 +6,14 @@ let port = null;
 
 function connect() {
   port = api.runtime.connectNative("org.handoff.browser");
-  port.onDisconnect.addListener(() => { port = null; setTimeout(connect, 5000); });
+  port.onDisconnect.addListener(() => { port = null; setTimeout(() => { connect(); reportActive(); }, 5000); });
 }
 
 function report(tab) {
   if (!tab || !port) return;
-  const web = /^https?:\/\//.test(tab.url || "");
-  port.postMessage({type: "tab", url: web && !tab.incognito ? tab.url : "about:blank",
-                    title: tab.incognito ? "" : (tab.title || ""), incognito: !!tab.incognito});
+  const shown = /^https?:\/\//.test(tab.url || "") && !tab.incognito;
+  port.postMessage({type: "tab", url: shown ? tab.url : "about:blank",
+                    title: shown ? (tab.title || "") : "", incognito: !!tab.incognito});
 }
 
 async function reportActive() {
@@ -22,6 +22,7 @@ async function reportActive() {
 }
 
 connect();
+reportActive();  // the tab open when the browser (or the extension) starts
 api.tabs.onActivated.addListener(reportActive);
 api.tabs.onUpdated.addListener((id, change, tab) => { if (tab.active && (change.url || change.title)) report(tab); });
 api.windows.onFocusChanged.addListener(reportActive);

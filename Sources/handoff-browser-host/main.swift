@@ -14,8 +14,7 @@ import NIOPosix
 _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 signal(SIGPIPE, SIG_IGN)
 
-let hostName = "org.handoff.browser"
-let firefoxExtensionID = "handoff-browser@handoff.invalid"
+let hostName = BrowserExtension.nativeHostName
 
 func log(_ s: String) { FileHandle.standardError.write(Data(("handoff-browser-host: " + s + "\n").utf8)) }
 
@@ -25,26 +24,28 @@ func send(_ object: JSONValue) {
     FileHandle.standardOutput.write(Data(frame))
 }
 
+struct InstallError: Error, CustomStringConvertible { let description: String }
+
 func install(_ arguments: [String]) throws {
     let me = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
-    var chromiumID: String?
+    // The shipped extension's fixed ID, unless another build of it (a store's) is named.
+    var chromiumID = BrowserExtension.chromiumID
     if let i = arguments.firstIndex(of: "--chromium-extension-id"), i + 1 < arguments.count { chromiumID = arguments[i + 1] }
+    guard chromiumID.count == 32, chromiumID.allSatisfy({ ("a"..."p").contains($0) }) else {
+        throw InstallError(description: "\(chromiumID) is not a Chromium extension ID (32 letters a to p, as chrome://extensions shows)")
+    }
     let home = DefaultPaths.homeDirectory
     let config = DefaultPaths.configHome ?? home + "/.config"
     var manifests: [(String, JSONValue)] = []
     let base: JSONObject = ["name": .string(hostName), "description": .string("handoff: offers the focused tab to your other workstations"),
                             "path": .string(me), "type": .string("stdio")]
     var firefox = base
-    firefox["allowed_extensions"] = .array([.string(firefoxExtensionID)])
+    firefox["allowed_extensions"] = .array([.string(BrowserExtension.firefoxID)])
     manifests.append((home + "/.mozilla/native-messaging-hosts", .object(firefox)))
-    if let chromiumID {
-        var chrome = base
-        chrome["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
-        manifests.append((config + "/chromium/NativeMessagingHosts", .object(chrome)))
-        manifests.append((config + "/google-chrome/NativeMessagingHosts", .object(chrome)))
-    } else {
-        print("Chromium and Chrome: load extension/ (chrome://extensions, developer mode), then run again with --chromium-extension-id ID")
-    }
+    var chrome = base
+    chrome["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
+    manifests.append((config + "/chromium/NativeMessagingHosts", .object(chrome)))
+    manifests.append((config + "/google-chrome/NativeMessagingHosts", .object(chrome)))
     for (dir, manifest) in manifests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let path = dir + "/" + hostName + ".json"

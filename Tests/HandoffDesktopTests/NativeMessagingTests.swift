@@ -1,4 +1,5 @@
 @testable import HandoffDesktop
+import Foundation
 import Testing
 
 @Suite("Native messaging")
@@ -51,5 +52,24 @@ struct NativeMessagingTests {
         #expect(!BrowserTab(url: "https://x.private.test/", title: "", incognito: false).offerable(never: never))
         #expect(BrowserTab(json: #"{"type":"tab","url":"https://a.test/","title":"T","incognito":false}"#)?.url == "https://a.test/")
         #expect(BrowserTab(json: #"{"type":"other"}"#) == nil)
+    }
+}
+
+@Suite("Browser extension")
+struct BrowserExtensionTests {
+    /// The host manifest names the extension by the ID its manifest key gives it.
+    @Test func shippedKeyGivesTheIDTheHostNames() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let data = try Data(contentsOf: root.appendingPathComponent("extension/manifest.json"))
+        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let key = try #require(manifest["key"] as? String)
+        #expect(BrowserExtension.chromiumID(publicKey: key) == BrowserExtension.chromiumID)
+        #expect(BrowserExtension.chromiumID(publicKey: "not base64!") == nil)
+    }
+
+    /// The mapping, on a digest everyone can check.
+    @Test func idIsTheDigestWrittenInLettersAToP() {
+        // SHA-256 of the empty input starts e3b0c442 98fc1c14 9afbf4c8 996fb924.
+        #expect(BrowserExtension.chromiumID(publicKey: "") == "odlameecjipmbmbejkplpemijjgpljce")
     }
 }
