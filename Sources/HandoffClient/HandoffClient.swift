@@ -168,6 +168,25 @@ public struct HandoffClient: Sendable {
         _ = try await call(.POST, ControlPaths.launch(launchID), body: outcome.json)
     }
 
+    /// The session agent's desktop sources and what each does now.
+    public func sources() async throws -> [DesktopSource] {
+        try decode(try await call(.GET, ControlPaths.sources), DesktopSource.list(json:))
+    }
+
+    /// Turns a desktop source on or off (the agent keeps it in its settings); the sources after.
+    public func setSource(_ name: String, enabled: Bool) async throws -> [DesktopSource] {
+        try decode(try await call(.POST, ControlPaths.source(name), body: .object(["enabled": .bool(enabled)])), DesktopSource.list(json:))
+    }
+
+    /// Answers a `sources-requested` event: the sources, or why the change failed.
+    public func answerSources(_ requestID: String, _ result: Result<[DesktopSource], SourceChangeError>) async throws {
+        let body: JSONValue = switch result {
+        case .success(let list): DesktopSource.listJSON(list)
+        case .failure(let e): .object(["error": .object(["code": .string(e.code), "message": .string(e.message)])])
+        }
+        _ = try await call(.POST, ControlPaths.sourceAnswer(requestID), body: body)
+    }
+
     /// Opens the event stream, which is also the app's session.
     public func openSession() async throws -> EventSession {
         try await EventSession.open(socketPath: socketPath)

@@ -50,6 +50,9 @@ struct WatchCommand: AsyncParsableCommand {
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(id) by \(device.name) (stream \(streamID))"
         case .launchRequested(let launchID, let r, let device):
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(ActivityPrinter.summary(r)) from \(device.name) (launch \(launchID))"
+        case .sourcesRequested(let requestID, let change):
+            let what = change.map { "turn \($0.source) \($0.enabled ? "on" : "off")" } ?? "list the sources"
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(what) (request \(requestID))"
         case .other(let name, let body):
             return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
         }

@@ -24,6 +24,9 @@ enum ControlRoute: Sendable, Equatable {
     case claimLauncher
     case syncedRoots
     case answerLaunch(String)
+    case listSources
+    case setSource(String)
+    case answerSources(String)
     case openStream
     case acceptStream(String)
     case refuseStream(String)
@@ -58,6 +61,9 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "launcher"], { _ in .claimLauncher }),
         (.GET, ["v1", "synced-roots"], { _ in .syncedRoots }),
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
+        (.GET, ["v1", "sources"], { _ in .listSources }),
+        (.POST, ["v1", "sources", ":id"], { .setSource($0) }),
+        (.POST, ["v1", "source-answers", ":id"], { .answerSources($0) }),
         (.POST, ["v1", "streams"], { _ in .openStream }),
         (.POST, ["v1", "streams", ":id", "accept"], { .acceptStream($0) }),
         (.POST, ["v1", "streams", ":id", "refuse"], { .refuseStream($0) }),

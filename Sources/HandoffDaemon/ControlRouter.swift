@@ -9,7 +9,7 @@ struct ControlRouter: Sendable {
     let registry: ActivityRegistry
     let peers: PeerService
     let streams: StreamBroker
-    let launches: LaunchBroker
+    let agent: SessionAgentBroker
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
@@ -106,17 +106,44 @@ struct ControlRouter: Sendable {
                 guard let session = bodySession ?? request.headers.first(name: ControlPaths.sessionHeader) else {
                     throw APIError.badRequest("name the event session that takes the launcher role: \"session\" in the body or the \(ControlPaths.sessionHeader) header")
                 }
-                try await launches.claim(session: session)
+                try await agent.claim(session: session)
                 return .ok(.object(["launcher": .bool(true), "session": .string(session)]))
             case .answerLaunch(let id):
                 let outcome: LaunchOutcome
                 do { outcome = try LaunchOutcome(json: .object(try request.jsonObject())) } catch let e as ValidationError {
                     throw APIError.badRequest(e.description)
                 }
-                guard await launches.answer(id, outcome) else {
+                guard await agent.answer(id, .launch, .success(outcome.json)) else {
                     throw APIError(status: 404, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
+            case .listSources:
+                return .ok(DesktopSource.listJSON(try await agent.sources(nil)))
+            case .setSource(let name):
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let enabled = try r.bool("enabled")
+                try r.rejectUnknownFields()
+                guard let enabled else { throw APIError.badRequest("say {\"enabled\": true} or {\"enabled\": false}") }
+                guard DesktopSource.names.contains(name) else {
+                    throw APIError(status: 404, code: "unknown_source", message: "no source \"\(name.prefix(64))\": the sources are \(DesktopSource.names.joined(separator: ", "))")
+                }
+                return .ok(DesktopSource.listJSON(try await agent.sources(DesktopSourceChange(source: name, enabled: enabled))))
+            case .answerSources(let id):
+                let body = JSONValue.object(try request.jsonObject())
+                let result: Result<JSONValue, SessionAgentBroker.Failure>
+                if let e = body.objectValue?["error"]?.objectValue {
+                    guard let code = e["code"]?.stringValue, let message = e["message"]?.stringValue else {
+                        throw APIError.badRequest("an error answer is {\"error\": {\"code\", \"message\"}}")
+                    }
+                    result = .failure(.init(code: String(code.prefix(64)), message: String(message.prefix(4096))))
+                } else {
+                    do { _ = try DesktopSource.list(json: body) } catch { throw APIError.badRequest(error.description) }
+                    result = .success(body)
+                }
+                guard await agent.answer(id, .sources, result) else {
+                    throw APIError(status: 404, code: "unknown_request", message: "no sources request \(id) is waiting for an answer (it may have timed out)")
+                }
+                return .ok(.object(["requestID": .string(id), "answered": .bool(true)]))
             case .openStream, .acceptStream:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlPaths.streamProtocol {

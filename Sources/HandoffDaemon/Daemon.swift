@@ -52,23 +52,23 @@ public struct Daemon: Sendable {
         peerSettings.maximumUnauthenticated = config.peerMaximumUnauthenticated
         peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds))
-        let launches = LaunchBroker(registry: registry)
+        let agent = SessionAgentBroker(registry: registry)
         await registry.onSessionClosed { token in
             Task { await streams.sessionClosed(token) }
-            Task { await launches.sessionClosed(token) }
+            Task { await agent.sessionClosed(token) }
         }
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger), registry: registry,
-            streams: streams, launches: launches, deviceName: config.deviceName,
+            streams: streams, agent: agent, deviceName: config.deviceName,
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let router = ControlRouter(registry: registry, peers: peers, streams: streams, launches: launches,
+        let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent,
                                    configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
                 version: APIVersion.software, apiVersion: APIVersion.current, deviceName: device.name, deviceID: device.id,
                 pid: Int(getpid()), startedAt: startedAt, socketPath: listener.path, current: await registry.current,
                 sessions: await registry.sessionCount, maximumActivityBytes: maximumActivityBytes,
-                discoveryAvailable: discoveryAvailable, discoveryDetail: discoveryDetail, launcher: await launches.hasLauncher)
+                discoveryAvailable: discoveryAvailable, discoveryDetail: discoveryDetail, launcher: await agent.hasLauncher)
         })
         var serverSettings = ControlServerSettings()
         serverSettings.maximumConnections = config.maximumConnections

@@ -18,6 +18,9 @@ public final class RecentDocuments: @unchecked Sendable {
     public let changes: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     public let file: String
+    private let loop: GLibLoop
+    /// The folder's GFileMonitor; GLib thread only.
+    private nonisolated(unsafe) var monitor: OpaquePointer?
 
     private final class Box: @unchecked Sendable {
         let continuation: AsyncStream<Void>.Continuation
@@ -25,18 +28,32 @@ public final class RecentDocuments: @unchecked Sendable {
     }
 
     public init(loop: GLibLoop, dataHome: String) async {
+        self.loop = loop
         file = dataHome + "/recently-used.xbel"
         (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         try? FileManager.default.createDirectory(atPath: dataHome, withIntermediateDirectories: true)
-        let box = Box(continuation)
-        // The monitor lives as long as the agent (it is never freed), on the GLib thread.
-        await loop.run { [dataHome] in
+        let box = Unmanaged.passRetained(Box(continuation))
+        await loop.run { [self, dataHome] in
             let changed: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?, GFileMonitorEvent, gpointer?) -> Void = { _, file, _, _, data in
                 guard let data, let file, let name = takeGString(g_file_get_basename(file)), name.hasPrefix("recently-used.xbel") else { return }
                 Unmanaged<Box>.fromOpaque(data).takeUnretainedValue().continuation.yield()
             }
-            _ = handoff_watch_directory(dataHome, unsafeBitCast(changed, to: GCallback.self), Unmanaged.passRetained(box).toOpaque())
+            monitor = OpaquePointer(handoff_watch_directory(dataHome, unsafeBitCast(changed, to: GCallback.self), box.toOpaque()))
         }
+    }
+
+    /// Stops watching (the source was turned off): `changes` ends.
+    public func stop() async {
+        await loop.run { [self] in
+            if let monitor {
+                g_file_monitor_cancel(UnsafeMutablePointer(monitor))
+                g_object_unref(UnsafeMutableRawPointer(monitor))
+            }
+            monitor = nil
+            // The callback's box is not released: an event GLib queued before the cancel
+            // may still run. It costs a few bytes per time the source is turned off.
+        }
+        continuation.finish()
     }
 
     /// The document opened last whose resolved path is inside one of `folders`.

@@ -46,6 +46,8 @@ public actor SessionAgent {
     var sessionToken: String?
     /// The recent-documents source.
     var recent: RecentDocuments?
+    /// Why there are no media players (no session bus), for `handoffctl sources`.
+    var mediaProblem: String?
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -54,8 +56,7 @@ public actor SessionAgent {
     }
 
     public func run() async throws {
-        let config = loadConfiguration()
-        policy.enabled = config.notifications && settings.notificationsAllowed
+        policy.enabled = loadConfiguration().notifications && settings.notificationsAllowed
         if policy.enabled { await startNotifications() }
         var backoff: UInt64 = 1
         while !Task.isCancelled {
@@ -68,16 +69,11 @@ public actor SessionAgent {
                 // Activities of an earlier session died with it: offer again what plays.
                 sources.activityID = nil
                 sources.foreignCurrent = nil
-                if media == nil, config.media, settings.mediaAllowed {
-                    await startMedia()
-                } else if let offer = mediaSource.offered {
-                    await applyMedia([.offer(offer)])
-                }
                 sources.recentID = nil
                 sources.recentOffered = nil
-                if recent == nil, config.recentDocuments {
-                    await startRecentDocuments()
-                }
+                if media?.isFollowing == true, let offer = mediaSource.offered { await applyMedia([.offer(offer)]) }
+                if recent != nil { await recentChanged(atStart: true) }
+                await reconcileSources(loadConfiguration())
                 for try await event in session.events { await handle(event) }
                 logger.warning("handoffd ended the event stream; connecting again")
             } catch is CancellationError {
@@ -109,6 +105,8 @@ public actor SessionAgent {
             _ = await mediaWillSave(id.rawValue)
         case .wasContinued(let id, _):
             await mediaWasContinued(id.rawValue, pause: loadConfiguration().pauseOrigin)
+        case .sourcesRequested(let requestID, let change):
+            Task { await answerSources(requestID, change) }
         case .becameCurrent, .resigned, .invalidated, .expired:
             await noteCurrent(event)
         default:
@@ -235,7 +233,7 @@ public actor SessionAgent {
         return HandlerResolver(handlers: apps, overrides: overrides, browser: browser)
     }
 
-    private func loadConfiguration() -> SessionConfiguration {
+    func loadConfiguration() -> SessionConfiguration {
         guard let data = FileManager.default.contents(atPath: settings.configPath), data.count <= 1 << 20 else { return SessionConfiguration() }
         do {
             return try SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: settings.configPath)

@@ -17,6 +17,8 @@ public struct SessionConfiguration: Sendable, Equatable {
     /// The recent-documents source: the document opened last in a synced folder becomes the
     /// current activity (recently-used.xbel).
     public var recentDocuments = true
+    /// The browser source: the focused tab (through the browser extension's host).
+    public var browser = true
     /// Web pages on these domains are never offered (`example.org;*.bank.example`).
     public var neverOfferDomains: [DomainClaim] = []
 
@@ -43,6 +45,7 @@ public struct SessionConfiguration: Sendable, Equatable {
             case "media": media = try yes()
             case "pause-origin": pauseOrigin = try yes()
             case "recent-documents": recentDocuments = try yes()
+            case "browser": browser = try yes()
             case "fetch-documents": fetchDocuments = try yes()
             case "never-offer-domains":
                 let parsed = HandlerDeclaration.domains(value)
@@ -66,6 +69,26 @@ public struct SessionConfiguration: Sendable, Equatable {
                 throw FileError(description: "\(path):\(n + 1): unknown setting \"\(key)\"")
             }
         }
+    }
+}
+
+extension SessionConfiguration {
+    /// `text` with `key = value`: the key's line replaced where it is (comments and other
+    /// lines kept), or appended.
+    public static func setting(_ key: String, to value: String, in text: String) -> String {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        let line = "\(key) = \(value)"
+        if let i = lines.firstIndex(where: { l in
+            let content = l.prefix { $0 != "#" }
+            guard let eq = content.firstIndex(of: "=") else { return false }
+            return String(content[..<eq]).trimmingSpaces == key
+        }) {
+            lines[i] = line
+        } else {
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 }
 

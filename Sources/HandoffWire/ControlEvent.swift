@@ -31,6 +31,9 @@ public enum ControlEvent: Sendable, Equatable {
     /// To the launcher session only: open the app for this continued activity, then
     /// answer at `/v1/launches/{launchID}`.
     case launchRequested(launchID: String, activity: ActivityRecord, device: PeerDevice)
+    /// To the launcher session only: say what the desktop sources do (after making the
+    /// change, if there is one), at `/v1/source-answers/{requestID}`.
+    case sourcesRequested(requestID: String, change: DesktopSourceChange?)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -52,6 +55,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .didFailToContinue: "did-fail-to-continue"
         case .streamRequested: "stream-requested"
         case .launchRequested: "launch-requested"
+        case .sourcesRequested: "sources-requested"
         case .other(let n, _): n
         }
     }
@@ -96,6 +100,9 @@ public enum ControlEvent: Sendable, Equatable {
             o["launchID"] = .string(launchID)
             o["activity"] = r.json
             o["device"] = device.json
+        case .sourcesRequested(let requestID, let change):
+            o["requestID"] = .string(requestID)
+            o["change"] = change.map { .object(["source": .string($0.source), "enabled": .bool($0.enabled)]) } ?? .null
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -148,6 +155,16 @@ public enum ControlEvent: Sendable, Equatable {
         case "launch-requested":
             guard let launchID = o["launchID"]?.stringValue else { throw ValidationError(field: "launchID", problem: "missing") }
             self = .launchRequested(launchID: launchID, activity: try record(), device: PeerDevice(json: o["device"]))
+        case "sources-requested":
+            guard let requestID = o["requestID"]?.stringValue else { throw ValidationError(field: "requestID", problem: "missing") }
+            var change: DesktopSourceChange?
+            if let c = o["change"]?.objectValue {
+                guard let source = c["source"]?.stringValue, case .bool(let enabled)? = c["enabled"] else {
+                    throw ValidationError(field: "change", problem: "needs \"source\" and \"enabled\"")
+                }
+                change = DesktopSourceChange(source: source, enabled: enabled)
+            }
+            self = .sourcesRequested(requestID: requestID, change: change)
         default:
             self = .other(name: name, body: o)
         }

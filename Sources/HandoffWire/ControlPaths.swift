@@ -22,6 +22,11 @@ public enum ControlPaths {
     /// The folders this workstation syncs (Syncthing, Nextcloud, synced-root), resolved.
     public static let syncedRoots = "/v1/synced-roots"
     public static func launch(_ launchID: String) -> String { "/v1/launches/\(launchID)" }
+    /// The session agent's desktop sources: list them, turn one on or off (`{"enabled"}`);
+    /// the agent answers handoffd's questions about them at `sourceAnswer`.
+    public static let sources = "/v1/sources"
+    public static func source(_ name: String) -> String { "/v1/sources/\(name)" }
+    public static func sourceAnswer(_ requestID: String) -> String { "/v1/source-answers/\(requestID)" }
     /// Continuation streams: open one to a continued activity (HTTP upgrade)...
     public static func openStream(activity: String) -> String { "/v1/streams?activity=\(activity)" }
     /// ...and, at the origin, take (upgrade) or refuse one the owner was asked for.

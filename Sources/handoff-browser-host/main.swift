@@ -34,18 +34,18 @@ func install(_ arguments: [String]) throws {
     guard chromiumID.count == 32, chromiumID.allSatisfy({ ("a"..."p").contains($0) }) else {
         throw InstallError(description: "\(chromiumID) is not a Chromium extension ID (32 letters a to p, as chrome://extensions shows)")
     }
-    let home = DefaultPaths.homeDirectory
-    let config = DefaultPaths.configHome ?? home + "/.config"
     var manifests: [(String, JSONValue)] = []
     let base: JSONObject = ["name": .string(hostName), "description": .string("handoff: offers the focused tab to your other workstations"),
                             "path": .string(me), "type": .string("stdio")]
-    var firefox = base
-    firefox["allowed_extensions"] = .array([.string(BrowserExtension.firefoxID)])
-    manifests.append((home + "/.mozilla/native-messaging-hosts", .object(firefox)))
-    var chrome = base
-    chrome["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
-    manifests.append((config + "/chromium/NativeMessagingHosts", .object(chrome)))
-    manifests.append((config + "/google-chrome/NativeMessagingHosts", .object(chrome)))
+    for (browser, folder) in BrowserExtension.manifestFolders() {
+        var manifest = base
+        if browser == "Firefox" {
+            manifest["allowed_extensions"] = .array([.string(BrowserExtension.firefoxID)])
+        } else {
+            manifest["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
+        }
+        manifests.append((folder, .object(manifest)))
+    }
     for (dir, manifest) in manifests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let path = dir + "/" + hostName + ".json"
@@ -54,10 +54,14 @@ func install(_ arguments: [String]) throws {
     }
 }
 
-func loadNeverOffer() -> [DomainClaim] {
+/// The user's settings, read again with each tab: `browser = no` and `never-offer-domains`
+/// take effect at the next tab without a restart.
+func loadSettings() -> SessionConfiguration {
     guard let data = FileManager.default.contents(atPath: DefaultPaths.sessionConfigFile),
-          let c = try? SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: DefaultPaths.sessionConfigFile) else { return [] }
-    return c.neverOfferDomains
+          let c = try? SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: DefaultPaths.sessionConfigFile) else {
+        return SessionConfiguration()
+    }
+    return c
 }
 
 func serve() async -> Int32 {
@@ -93,7 +97,8 @@ func serve() async -> Int32 {
                 send(.object(["type": .string("error"), "message": .string("expected {\"type\": \"tab\", \"url\", \"title\", \"incognito\"}")]))
                 continue
             }
-            let offer = tab.offerable(never: loadNeverOffer())
+            let settings = loadSettings()
+            let offer = settings.browser && tab.offerable(never: settings.neverOfferDomains)
             do {
                 if offer, let c = current, c.url == tab.url {
                     var update = ActivityUpdate()
@@ -104,7 +109,8 @@ func serve() async -> Int32 {
                     if let c = current { _ = try? await client.invalidate(c.id) }
                     current = (record.activity.id.rawValue, tab.url)
                 } else if let c = current {
-                    // A private window, a non-web page or a listed domain: stop offering.
+                    // A private window, a non-web page, a listed domain, or the source
+                    // turned off: stop offering.
                     _ = try? await client.invalidate(c.id)
                     current = nil
                 }

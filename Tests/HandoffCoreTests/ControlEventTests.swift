@@ -28,6 +28,8 @@ struct ControlEventTests {
             .invalidated(record(state: .invalidated), reason: ""),
             .expired(record(state: .expired)),
             .willSave(activityID: id, saveID: "save-1"),
+            .sourcesRequested(requestID: "r1", change: nil),
+            .sourcesRequested(requestID: "r2", change: DesktopSourceChange(source: "media", enabled: false)),
         ]
         for e in events {
             #expect(try overTheWire(e) == e, "\(e.name)")
@@ -255,5 +257,17 @@ struct DaemonStatusTests {
     @Test func rejectsNonObjectsAndBadCurrent() {
         #expect(throws: ValidationError.self) { try DaemonStatus(json: .array([])) }
         #expect(throws: ValidationError.self) { try DaemonStatus(json: .object(["current": .object(["id": .string("x")])])) }
+    }
+
+    /// The agent's answer about its sources: strict, bounded.
+    @Test func desktopSourceListsAreChecked() throws {
+        let list = [DesktopSource(name: "media", enabled: true, detail: "following 1 player")]
+        #expect(try DesktopSource.list(json: DesktopSource.listJSON(list)) == list)
+        #expect(throws: ValidationError.self) { try DesktopSource.list(json: .object([:])) }
+        #expect(throws: ValidationError.self) { try DesktopSource.list(json: .object(["sources": .array([.object(["name": .string("x")])])])) }
+        let many = JSONValue.array(Array(repeating: list[0].json, count: 33))
+        #expect(throws: ValidationError.self) { try DesktopSource.list(json: .object(["sources": many])) }
+        let long = DesktopSource(name: "media", enabled: true, detail: String(repeating: "x", count: 4097))
+        #expect(throws: ValidationError.self) { try DesktopSource.list(json: DesktopSource.listJSON([long])) }
     }
 }

@@ -164,4 +164,18 @@ struct SessionConfigurationTests {
             do { _ = try SessionConfiguration(parsing: text, path: "f") } catch { #expect("\(error)".contains(needle), "\(error)") }
         }
     }
+
+    /// `handoffctl sources off media` rewrites one line and keeps the rest of the user's file.
+    @Test func settingALineKeepsTheRest() throws {
+        let text = "# my settings\nnotifications = no\nmedia = yes   # the player\n\nhandler.a.b = x.desktop\n"
+        let off = SessionConfiguration.setting("media", to: "no", in: text)
+        #expect(off == "# my settings\nnotifications = no\nmedia = no\n\nhandler.a.b = x.desktop\n")
+        #expect(try SessionConfiguration(parsing: off, path: "f").media == false)
+        let appended = SessionConfiguration.setting("browser", to: "no", in: off)
+        #expect(appended.hasSuffix("handler.a.b = x.desktop\nbrowser = no\n"))
+        #expect(try SessionConfiguration(parsing: appended, path: "f").browser == false)
+        #expect(SessionConfiguration.setting("media", to: "no", in: "") == "media = no\n")
+        // A commented-out line is not the setting.
+        #expect(SessionConfiguration.setting("media", to: "no", in: "# media = yes\n") == "# media = yes\nmedia = no\n")
+    }
 }

@@ -149,7 +149,7 @@ extension PeerService {
             var body = record.json.objectValue!
             body["device"] = link.device.json
             // The payload is taken whatever the launch does: its outcome rides along.
-            if launch { body["launch"] = await launches.launch(record, from: link.device).json }
+            if launch { body["launch"] = await agent.launch(record, from: link.device).json }
             return .object(body)
         }
     }

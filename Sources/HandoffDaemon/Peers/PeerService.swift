@@ -27,7 +27,7 @@ public actor PeerService: Service {
     let trust: TrustStore
     let registry: ActivityRegistry
     let streams: StreamBroker
-    let launches: LaunchBroker
+    let agent: SessionAgentBroker
     let settings: PeerServiceSettings
     let deviceName: String
     let limits: ActivityLimits
@@ -61,13 +61,13 @@ public actor PeerService: Service {
 
     }
 
-    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, streams: StreamBroker, launches: LaunchBroker, deviceName: String,
+    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
                 limits: ActivityLimits, settings: PeerServiceSettings, group: EventLoopGroup, logger: Logger) throws {
         self.identity = identity
         self.trust = trust
         self.registry = registry
         self.streams = streams
-        self.launches = launches
+        self.agent = agent
         self.deviceName = deviceName
         self.limits = limits
         self.settings = settings
@@ -129,7 +129,7 @@ public actor PeerService: Service {
 
     private func stop() async {
         await streams.shutdown()
-        await launches.shutdown()
+        await agent.shutdown()
         avahi?.stop()
         for link in links.values { link.close() }
         work.finish()

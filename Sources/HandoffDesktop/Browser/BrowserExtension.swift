@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HandoffWire
 
 /// The shipped extension's identity in Chromium. `extension/manifest.json` carries a public
 /// key (its private half was thrown away: it only fixes the ID), so the unpacked extension
@@ -17,5 +18,20 @@ public enum BrowserExtension {
         let digest = SHA256.hash(data: der)
         let letters = Array("abcdefghijklmnop")
         return String(digest.prefix(16).flatMap { [letters[Int($0 >> 4)], letters[Int($0 & 0xF)]] })
+    }
+}
+
+extension BrowserExtension {
+    /// Where each browser looks for a user's host manifests.
+    public static func manifestFolders() -> [(browser: String, folder: String)] {
+        let home = DefaultPaths.homeDirectory
+        let config = DefaultPaths.configHome ?? home + "/.config"
+        return [("Firefox", home + "/.mozilla/native-messaging-hosts"), ("Chromium", config + "/chromium/NativeMessagingHosts"),
+                ("Chrome", config + "/google-chrome/NativeMessagingHosts")]
+    }
+
+    /// The browsers whose folder holds this host's manifest.
+    public static func installedHosts() -> [String] {
+        manifestFolders().filter { FileManager.default.fileExists(atPath: $0.folder + "/" + nativeHostName + ".json") }.map(\.browser)
     }
 }

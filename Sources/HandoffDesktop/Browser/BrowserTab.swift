@@ -8,6 +8,8 @@ public struct BrowserTab: Sendable, Equatable {
     public var title: String
     public var incognito: Bool
 
+    public static let sourceKey = "handoff.source"
+
     public init(url: String, title: String, incognito: Bool) {
         self.url = url
         self.title = title
@@ -33,6 +35,8 @@ public struct BrowserTab: Sendable, Equatable {
         var d = ActivityDraft(activityType: WellKnownActivityType.browsingWeb)
         d.title = String(title.prefix(200))
         d.webpageURL = url
+        // Marks it as the browser source's, so turning the source off can end it.
+        d.userInfo[BrowserTab.sourceKey] = .string("browser")
         return d
     }
 }

@@ -25,17 +25,38 @@ struct SourceActivities {
 extension SessionAgent {
     // MARK: - Origin: what plays becomes the current activity
 
-    func startMedia() async {
+    /// The players' connection, made once; its events are handled from then on.
+    func mediaPlayers() async -> MediaPlayers? {
+        if let media { return media }
         do {
             let players = try await MediaPlayers(loop: loop)
             media = players
-            let names = await loop.run { players.listPlayers() }
-            for name in names { await mediaChanged(name) }
             Task { [weak self] in
                 for await event in players.events { await self?.mediaEvent(event) }
             }
+            return players
         } catch {
-            logger.warning("no media source: \(error)")
+            logger.warning("no media players: \(error)")
+            mediaProblem = "\(error)"
+            return nil
+        }
+    }
+
+    /// The media source on: follow the players, and offer what plays.
+    func startMedia() async {
+        guard let players = await mediaPlayers() else { return }
+        let names = await loop.run { players.follow(); return players.listPlayers() }
+        for name in names { await mediaChanged(name) }
+    }
+
+    /// The media source off: stop listening, and end the activity it made.
+    func stopMedia() async {
+        guard let players = media else { return }
+        await loop.run { players.unfollow() }
+        mediaSource = MediaSource()
+        if let id = sources.activityID {
+            sources.activityID = nil
+            _ = try? await client.invalidate(id)
         }
     }
 
@@ -167,8 +188,7 @@ extension SessionAgent {
                 note = d.note
             }
         }
-        if media == nil { media = try? await MediaPlayers(loop: loop) }
-        guard let players = media else {
+        guard let players = await mediaPlayers() else {
             return .failed(code: "no_player", message: "no session bus to reach media players on")
         }
         let scheme = String(url.prefix { $0 != ":" }).lowercased()

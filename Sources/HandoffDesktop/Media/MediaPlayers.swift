@@ -34,6 +34,9 @@ public final class MediaPlayers: @unchecked Sendable {
     private var connection: OpaquePointer?
     /// Unique name (":1.42") -> well-known name, for signals that come from the owner.
     private var owners: [String: String] = [:]
+    private var subscriptions: [guint] = []
+    /// Handed to GDBus with the subscriptions; kept for the object's life (it is made once).
+    private var followBox: UnsafeMutableRawPointer?
 
     private final class Box {
         weak var players: MediaPlayers?
@@ -50,19 +53,39 @@ public final class MediaPlayers: @unchecked Sendable {
         var error: UnsafeMutablePointer<GError>?
         guard let c = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else { throw GLibError(error, "no session bus") }
         connection = c
-        let box = Unmanaged.passRetained(Box(self)).toOpaque()
+    }
+
+    /// Whether players' signals are followed (the media source is on).
+    public var isFollowing: Bool { !subscriptions.isEmpty }
+
+    /// Starts following players' arrivals, departures, changes and seeks. GLib thread.
+    public func follow() {
+        guard let c = connection, subscriptions.isEmpty else { return }
+        let box = followBox ?? Unmanaged.passRetained(Box(self)).toOpaque()
+        followBox = box
         let callback: GDBusSignalCallback = { _, sender, _, _, signal, parameters, data in
             guard let data, let signal else { return }
             Unmanaged<Box>.fromOpaque(data).takeUnretainedValue().players?.signal(String(cString: signal),
                                                                                  sender: sender.map { String(cString: $0) }, parameters)
         }
-        g_dbus_connection_signal_subscribe(c, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus",
-                                           nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, nil)
-        g_dbus_connection_signal_subscribe(c, nil, "org.freedesktop.DBus.Properties", "PropertiesChanged", Self.path,
-                                           nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, nil)
-        g_dbus_connection_signal_subscribe(c, nil, Self.playerInterface, "Seeked", Self.path,
-                                           nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, nil)
+        subscriptions = [
+            g_dbus_connection_signal_subscribe(c, "org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", "/org/freedesktop/DBus",
+                                               nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, nil),
+            g_dbus_connection_signal_subscribe(c, nil, "org.freedesktop.DBus.Properties", "PropertiesChanged", Self.path,
+                                               nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, nil),
+            g_dbus_connection_signal_subscribe(c, nil, Self.playerInterface, "Seeked", Self.path,
+                                               nil, G_DBUS_SIGNAL_FLAGS_NONE, callback, box, nil),
+        ]
+        owners = [:]
         for name in listPlayers() { rememberOwner(of: name) }
+    }
+
+    /// Stops following: no signal from a player reaches the agent any more. GLib thread.
+    public func unfollow() {
+        guard let c = connection else { return }
+        for id in subscriptions { g_dbus_connection_signal_unsubscribe(c, id) }
+        subscriptions = []
+        owners = [:]
     }
 
     /// On the GLib thread.
