@@ -168,6 +168,25 @@ public struct HandoffClient: Sendable {
         _ = try await call(.POST, ControlPaths.launch(launchID), body: outcome.json)
     }
 
+    /// Opens this workstation's pairing window (or joins the open one); with `address`
+    /// (HOST:PORT), dials that workstation to pair.
+    public func openPairing(address: String? = nil) async throws -> PairingStatus {
+        try decode(try await call(.POST, ControlPaths.pairing, body: .object(address.map { ["address": .string($0)] } ?? [:])), PairingStatus.init(json:))
+    }
+
+    public func pairingStatus() async throws -> PairingStatus {
+        try decode(try await call(.GET, ControlPaths.pairing), PairingStatus.init(json:))
+    }
+
+    /// Confirms the code the user saw on both screens (or was given).
+    public func confirmPairing(code: String) async throws -> PairingStatus {
+        try decode(try await call(.POST, ControlPaths.pairingConfirm, body: .object(["code": .string(code)])), PairingStatus.init(json:))
+    }
+
+    public func cancelPairing() async throws -> PairingStatus {
+        try decode(try await call(.DELETE, ControlPaths.pairing), PairingStatus.init(json:))
+    }
+
     /// The session agent's desktop sources and what each does now.
     public func sources() async throws -> [DesktopSource] {
         try decode(try await call(.GET, ControlPaths.sources), DesktopSource.list(json:))

@@ -24,6 +24,10 @@ enum ControlRoute: Sendable, Equatable {
     case claimLauncher
     case syncedRoots
     case answerLaunch(String)
+    case openPairing
+    case pairingStatus
+    case confirmPairing
+    case cancelPairing
     case listSources
     case setSource(String)
     case answerSources(String)
@@ -61,6 +65,10 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "launcher"], { _ in .claimLauncher }),
         (.GET, ["v1", "synced-roots"], { _ in .syncedRoots }),
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
+        (.POST, ["v1", "pairing"], { _ in .openPairing }),
+        (.GET, ["v1", "pairing"], { _ in .pairingStatus }),
+        (.DELETE, ["v1", "pairing"], { _ in .cancelPairing }),
+        (.POST, ["v1", "pairing", "confirm"], { _ in .confirmPairing }),
         (.GET, ["v1", "sources"], { _ in .listSources }),
         (.POST, ["v1", "sources", ":id"], { .setSource($0) }),
         (.POST, ["v1", "source-answers", ":id"], { .answerSources($0) }),

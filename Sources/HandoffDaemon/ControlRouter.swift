@@ -117,6 +117,21 @@ struct ControlRouter: Sendable {
                     throw APIError(status: 404, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
+            case .openPairing:
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let address = try r.string("address")
+                try r.rejectUnknownFields()
+                return .ok(try await peers.openPairing(address: address).json)
+            case .pairingStatus:
+                return .ok(await peers.pairingStatus().json)
+            case .confirmPairing:
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let code = try r.string("code")
+                try r.rejectUnknownFields()
+                guard let code else { throw APIError.badRequest("say {\"code\": \"123456\"}: the code both screens show") }
+                return .ok(try await peers.confirmPairing(code: code).json)
+            case .cancelPairing:
+                return .ok(await peers.cancelPairing().json)
             case .listSources:
                 return .ok(DesktopSource.listJSON(try await agent.sources(nil)))
             case .setSource(let name):

@@ -34,6 +34,8 @@ public enum ControlEvent: Sendable, Equatable {
     /// To the launcher session only: say what the desktop sources do (after making the
     /// change, if there is one), at `/v1/source-answers/{requestID}`.
     case sourcesRequested(requestID: String, change: DesktopSourceChange?)
+    /// Pairing changed (a window opened, a code is shown, paired, failed).
+    case pairing(PairingStatus)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -56,6 +58,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .streamRequested: "stream-requested"
         case .launchRequested: "launch-requested"
         case .sourcesRequested: "sources-requested"
+        case .pairing: "pairing"
         case .other(let n, _): n
         }
     }
@@ -103,6 +106,8 @@ public enum ControlEvent: Sendable, Equatable {
         case .sourcesRequested(let requestID, let change):
             o["requestID"] = .string(requestID)
             o["change"] = change.map { .object(["source": .string($0.source), "enabled": .bool($0.enabled)]) } ?? .null
+        case .pairing(let status):
+            o["pairing"] = status.json
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -165,6 +170,8 @@ public enum ControlEvent: Sendable, Equatable {
                 change = DesktopSourceChange(source: source, enabled: enabled)
             }
             self = .sourcesRequested(requestID: requestID, change: change)
+        case "pairing":
+            self = .pairing(try PairingStatus(json: o["pairing"] ?? .null))
         default:
             self = .other(name: name, body: o)
         }

@@ -22,6 +22,10 @@ public enum ControlPaths {
     /// The folders this workstation syncs (Syncthing, Nextcloud, synced-root), resolved.
     public static let syncedRoots = "/v1/synced-roots"
     public static func launch(_ launchID: String) -> String { "/v1/launches/\(launchID)" }
+    /// Pairing by code: open the window (POST), its state (GET), cancel (DELETE), and
+    /// confirm the code both screens show.
+    public static let pairing = "/v1/pairing"
+    public static let pairingConfirm = "/v1/pairing/confirm"
     /// The session agent's desktop sources: list them, turn one on or off (`{"enabled"}`);
     /// the agent answers handoffd's questions about them at `sourceAnswer`.
     public static let sources = "/v1/sources"

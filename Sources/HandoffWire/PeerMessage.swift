@@ -24,6 +24,11 @@ public enum PeerMessage: Sendable, Equatable {
     case streamAccepted(length: Int64?)
     /// A continuation stream's frame (data, end, error), on a stream connection only.
     case stream(StreamFrame)
+    /// Pairing connections only (Docs/PeerProtocol.md §16): the responder's commitment
+    /// to its nonce, each side's nonce, and "the user here confirmed the code".
+    case pairCommit([UInt8])
+    case pairNonce([UInt8])
+    case pairConfirm
 
     public enum FetchResult: Sendable, Equatable {
         case activity(Activity, stale: Bool)
@@ -42,6 +47,9 @@ public enum PeerMessage: Sendable, Equatable {
         case .streamOpen: 0x08
         case .streamAccepted: 0x09
         case .stream(let f): f.typeCode
+        case .pairCommit: 0x0A
+        case .pairNonce: 0x0B
+        case .pairConfirm: 0x0C
         }
     }
 }
@@ -66,6 +74,8 @@ public struct PeerHello: Sendable, Equatable {
     public enum Purpose: String, Sendable {
         case link
         case stream
+        /// Pairing by code, between two devices that do not trust each other yet.
+        case pair
     }
 
     public init(version: UInt16 = PeerHello.currentVersion, minimumVersion: UInt16 = PeerHello.minimumVersion, deviceName: String,

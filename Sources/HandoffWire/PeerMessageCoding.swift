@@ -53,6 +53,12 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(d))
         case .streamAccepted(let length):
             out += PropertyBinaryEncoding.encode(.dictionary(length.map { ["length": .integer($0)] } ?? [:]))
+        case .pairCommit(let bytes):
+            out += PropertyBinaryEncoding.encode(.dictionary(["commitment": .data(bytes)]))
+        case .pairNonce(let bytes):
+            out += PropertyBinaryEncoding.encode(.dictionary(["nonce": .data(bytes)]))
+        case .pairConfirm:
+            out += PropertyBinaryEncoding.encode(.dictionary([:]))
         case .stream(let frame):
             var buffer = ByteBuffer()
             if let payload = frame.encode(header: &buffer) { buffer.writeImmutableBuffer(payload) }
@@ -137,6 +143,14 @@ public enum PeerMessageCoding {
             guard let l = d["length"] else { return .streamAccepted(length: nil) }
             guard case .integer(let n) = l, n >= 0 else { throw .malformed("streamAccepted with a bad length") }
             return .streamAccepted(length: n)
+        case 0x0A:
+            guard case .data(let c)? = d["commitment"], c.count == 32 else { throw .malformed("pairCommit needs a 32-byte commitment") }
+            return .pairCommit(c)
+        case 0x0B:
+            guard case .data(let n)? = d["nonce"], n.count == 32 else { throw .malformed("pairNonce needs a 32-byte nonce") }
+            return .pairNonce(n)
+        case 0x0C:
+            return .pairConfirm
         default:
             throw .malformed("unknown message type 0x\(String(type, radix: 16))")
         }

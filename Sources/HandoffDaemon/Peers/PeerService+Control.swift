@@ -78,7 +78,13 @@ extension PeerService {
         do { try trust.trust(id, name: chosen) } catch {
             throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
         }
-        // Forget throttles: what was refused as untrusted may now be welcome.
+        trusted(id)
+        return .object(["id": .string(id.description), "name": .string(chosen), "trusted": .bool(true)])
+    }
+
+    /// A device became trusted: forget throttles (what was refused as untrusted may now be
+    /// welcome) and dial what is advertised.
+    func trusted(_ id: DeviceID) {
         for key in services.keys {
             services[key]?.notBefore = nil
             if services[key]?.deviceID == id || services[key]?.deviceID == nil {
@@ -86,7 +92,6 @@ extension PeerService {
             }
         }
         for key in Array(services.keys) { considerDialling(key) }
-        return .object(["id": .string(id.description), "name": .string(chosen), "trusted": .bool(true)])
     }
 
     func untrustDevice(_ text: String) throws(APIError) -> JSONValue {

@@ -52,12 +52,20 @@ public actor PeerService: Service {
     var continued = ContinuedActivities()
     /// Open continuation streams per peer: (incoming, outgoing).
     var streamCounts: [DeviceID: (incoming: Int, outgoing: Int)] = [:]
+    /// Pairing by code: the window, the attempt's connection, and whether the TLS
+    /// verifier lets strangers in (read on NIO threads, hence the box).
+    var pairing = PairingWindow()
+    var pairingAttempt: PairingConnection?
+    var pairingTimer: Scheduled<Void>?
+    let pairingOpen = NIOLockedValueBox(false)
+    var pairingDialled: Set<String> = []
     private let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
 
     enum Work: Sendable {
         case serve(PeerChannel)
         case dial(ServiceKey, address: String, port: Int)
+        case dialToPair(address: String, port: Int)
 
     }
 
@@ -118,6 +126,8 @@ public actor PeerService: Service {
                         tasks.addTask { await self.serve(channel, dialled: nil) }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
+                    case .dialToPair(let address, let port):
+                        tasks.addTask { await self.dialToPair(address: address, port: port) }
                     }
                 }
             }
@@ -125,7 +135,7 @@ public actor PeerService: Service {
         await stop()
     }
 
-    private func enqueue(_ item: Work) { work.yield(item) }
+    func enqueue(_ item: Work) { work.yield(item) }
 
     private func stop() async {
         await streams.shutdown()
@@ -139,6 +149,7 @@ public actor PeerService: Service {
         let tls = self.tls
         let own = identity.deviceID
         let trust = self.trust
+        let pairingOpen = self.pairingOpen
         let admission = self.admission
         let maxFrame = settings.maximumFrameBytes
         let deadline = settings.handshakeTimeout + settings.helloTimeout
@@ -168,7 +179,9 @@ public actor PeerService: Service {
                     // The handshake and the hello must both be done in time.
                     try channel.pipeline.syncOperations.addHandler(
                         PreAuthenticationDeadline(deadline: deadline) { admission.authenticated(ticket) }, name: PreAuthenticationDeadline.name)
-                    let verify = PeerTLS.verifier(own: own, isTrusted: trust.isTrusted) { verdict in
+                    // While a pairing window is open, a stranger's certificate is let through:
+                    // its connection may only pair (`serve` checks the hello's purpose).
+                    let verify = PeerTLS.verifier(own: own, isTrusted: { trust.isTrusted($0) || pairingOpen.withLockedValue { $0 } }) { verdict in
                         if case .untrusted(let id) = verdict {
                             Task { await self.noteUntrusted(id, address: remote, name: nil) }
                         }
@@ -221,12 +234,12 @@ public actor PeerService: Service {
 
     /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
     /// nil for one that came in.
-    nonisolated private func serve(_ channel: PeerChannel, dialled: ServiceKey?) async {
+    nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link) async {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
         let ourPort = await listenPort
         do {
             try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(.hello(PeerHello(deviceName: deviceName, listenPort: UInt16(exactly: ourPort))))
+                try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort))))
                 var messages = inbound.makeAsyncIterator()
                 guard let first = try await messages.next() else { return }
                 guard case .hello(let hello) = first else {
@@ -245,7 +258,13 @@ public actor PeerService: Service {
                 }
                 guard let certificate = try await channel.channel.nioSSL_peerCertificate().get() else { return }
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
-                guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile
+                // We dialled to pair, or a pairing connection came in.
+                if purpose == .pair || (hello.purpose == .pair && dialled == nil) {
+                    await self.pair(with: peerID, name: hello.deviceName, address: remote, role: purpose == .pair ? .initiator : .responder,
+                                    messages: &messages, outbound: outbound, channel: channel.channel)
+                    return
+                }
+                guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile (or a stranger let in to pair)
                 // Authenticated: the pre-authentication deadline and caps no longer apply.
                 try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                 if hello.purpose == .stream {
@@ -325,6 +344,8 @@ public actor PeerService: Service {
             await registry.noteContinued(id, by: link.device)
         case .streamOpen, .streamAccepted, .stream:
             throw PeerProtocolError(code: "unexpected-message", message: "stream messages belong on a stream connection, not the link")
+        case .pairCommit, .pairNonce, .pairConfirm:
+            throw PeerProtocolError(code: "unexpected-message", message: "pairing messages belong on a pairing connection, not the link")
         case .error(let code, let message):
             logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
             link.close()
@@ -396,7 +417,14 @@ public actor PeerService: Service {
 
     private func advertisement(newHint: Bool = false) -> ServiceAdvertisement {
         if newHint { changeHint = PeerService.newHint() }
-        return ServiceAdvertisement(name: deviceName, port: UInt16(listenPort), txt: [("v", "\(PeerHello.currentVersion)"), ("h", changeHint)])
+        var txt = [("v", "\(PeerHello.currentVersion)"), ("h", changeHint)]
+        // While pairing: a random tag for this window, so the other side knows to pair.
+        if let tag = pairing.tag, pairing.isOpen(at: SystemClock.now()) { txt.append(("pair", tag)) }
+        return ServiceAdvertisement(name: deviceName, port: UInt16(listenPort), txt: txt)
+    }
+
+    func publishAdvertisement() {
+        avahi?.publish(advertisement())
     }
 
     // MARK: - Discovery and dialling
@@ -418,6 +446,7 @@ public actor PeerService: Service {
             if changed, !(record.deviceID.map { !trust.isTrusted($0) } ?? false) { record.notBefore = nil }
             services[service.key] = record
             considerDialling(service.key)
+            considerPairing(service.key)
         case .removed(let key):
             if services[key]?.dialing == true { services[key]?.gone = true } else { services[key] = nil }
         }

@@ -1,0 +1,248 @@
+import HandoffAvahi
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOPosix
+
+/// The connection of the pairing attempt under way, and how to tell it that the user
+/// here confirmed.
+struct PairingConnection {
+    let id: UInt64
+    let channel: Channel
+    let confirm: AsyncStream<Void>.Continuation
+}
+
+/// Pairing by a short code (Docs/PeerProtocol.md §16): `handoffctl pair` on both
+/// workstations opens a window of two minutes; the two find each other through the
+/// advertisement's `pair` tag (or `--address`), the one with the smaller tag dials, they
+/// work out the code (PairingExchange), and each trusts the other once both users
+/// confirmed it. The decisions are PairingWindow's and PairingExchange's; this is the I/O.
+extension PeerService {
+    // MARK: - The control API's side
+
+    func openPairing(address: String?) async throws(APIError) -> PairingStatus {
+        var target: (host: String, port: Int)?
+        if let address { target = try Self.hostAndPort(address) }
+        let now = SystemClock.now()
+        if !pairing.isOpen(at: now) {
+            pairing.open(at: now, tag: String(ActivityID.random().rawValue.prefix(12)))
+            pairingOpen.withLockedValue { $0 = true }
+            pairingDialled = []
+            let timers = group.any()
+            pairingTimer?.cancel()
+            pairingTimer = timers.scheduleTask(in: .nanoseconds(PairingWindow.duration)) {
+                _ = Task { await self.pairingExpired() }
+            }
+            publishAdvertisement()
+            logger.info("pairing window open", metadata: ["seconds": "\(PairingWindow.duration / 1_000_000_000)"])
+        }
+        if let target {
+            enqueue(.dialToPair(address: target.host, port: target.port))
+        } else {
+            for key in services.keys { considerPairing(key) }
+        }
+        await announcePairing()
+        return pairing.status(at: now)
+    }
+
+    func pairingStatus() -> PairingStatus { pairing.status(at: SystemClock.now()) }
+
+    func confirmPairing(code given: String) async throws(APIError) -> PairingStatus {
+        let code = given.filter { $0 != " " && $0 != "-" }
+        guard code.count == 6, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else {
+            throw APIError.badRequest("a pairing code is 6 digits, as both screens show it")
+        }
+        guard let attempt = pairingAttempt else {
+            throw APIError(status: 409, code: "no_code", message: "no pairing code is shown here yet: run `handoffctl pair` on both workstations first")
+        }
+        switch pairing.confirmHere(code) {
+        case .nothingToConfirm:
+            throw APIError(status: 409, code: "no_code", message: "no pairing code is shown here yet: the two workstations are still working it out")
+        case .mismatch:
+            let shown = pairing.attempt?.code ?? "?"
+            let reason = "the code given (\(code)) is not the one shown here (\(shown)): pairing stopped. If it was typed correctly, something may be in the middle: pair again on a network you trust"
+            // Not another attempt in this window: a wrong code may mean someone is listening.
+            pairing.close(reason)
+            closePairingWindow()
+            logger.warning("pairing code mismatch", metadata: ["shown": "\(shown)"])
+            await announcePairing()
+            throw APIError(status: 409, code: "code_mismatch", message: reason)
+        case .confirmed(let trustNow):
+            attempt.confirm.yield(())
+            if trustNow { await completePairing(attempt.id) }
+        }
+        await announcePairing()
+        return pairing.status(at: SystemClock.now())
+    }
+
+    func cancelPairing() async -> PairingStatus {
+        if pairing.isOpen(at: SystemClock.now()) {
+            pairing.close("cancelled")
+            closePairingWindow()
+            await announcePairing()
+        }
+        return pairing.status(at: SystemClock.now())
+    }
+
+    private func pairingExpired() async {
+        pairing.expire(at: SystemClock.now())
+        guard !pairing.isOpen(at: SystemClock.now()) else { return }
+        closePairingWindow()
+        await announcePairing()
+    }
+
+    /// After the window closed (paired, expired, cancelled, too many attempts).
+    private func closePairingWindow() {
+        pairingOpen.withLockedValue { $0 = false }
+        pairingTimer?.cancel()
+        pairingTimer = nil
+        pairingAttempt?.channel.close(promise: nil)
+        publishAdvertisement()
+    }
+
+    private func announcePairing() async {
+        await registry.broadcast(.pairing(pairing.status(at: SystemClock.now())))
+    }
+
+    /// "HOST:PORT" or "[IPv6]:PORT".
+    static func hostAndPort(_ text: String) throws(APIError) -> (host: String, port: Int) {
+        var host = Substring(text), port: Substring = ""
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[close...].dropFirst().drop { $0 == ":" }
+        } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, host.utf8.count <= 253, let p = Int(port), (1...65535).contains(p) else {
+            throw APIError.badRequest("give the other workstation's address as HOST:PORT (its port is in `handoffctl status` there; `peer-port` in handoffd.conf fixes it)")
+        }
+        return (String(host), p)
+    }
+
+    // MARK: - Discovery
+
+    /// Both windows open: the side with the smaller tag dials, once per tag and address.
+    func considerPairing(_ key: ServiceKey) {
+        let now = SystemClock.now()
+        guard pairing.isOpen(at: now), pairing.attempt == nil, let ours = pairing.tag, let record = services[key], !record.isSelf,
+              let theirs = record.service.txt["pair"], theirs != ours, ours < theirs else { return }
+        let mark = theirs + "@" + record.service.address
+        guard pairingDialled.insert(mark).inserted else { return }
+        enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port)))
+    }
+
+    nonisolated func dialToPair(address host: String, port: Int) async {
+        do {
+            let target = try await NIOThreadPool.singleton.runIfActive { try SocketAddress.makeAddressResolvingHost(host, port: port) }
+            // Any certificate but our own: the code, not a pinned ID, authenticates it.
+            let channel = try await connectPeer(target, on: group, isTrusted: { _ in true })
+            await serve(channel, dialled: nil, purpose: .pair)
+        } catch {
+            logger.info("could not reach a workstation to pair with", metadata: ["address": "\(host)", "port": "\(port)", "error": "\(error)"])
+            await pairingDialFailed("could not reach \(host) port \(port) to pair: \(error)")
+        }
+    }
+
+    private func pairingDialFailed(_ message: String) async {
+        guard pairing.attempt == nil, pairing.isOpen(at: SystemClock.now()) else { return }
+        pairing.noteFailure(message)
+        await announcePairing()
+    }
+
+    // MARK: - One pairing connection
+
+    /// Runs the code exchange on a connection whose hellos are done, then waits for the
+    /// users' confirmations. Whatever happens, the connection carries nothing else.
+    nonisolated func pair(with peer: DeviceID, name: String, address: String, role: PairingExchange.Role,
+                          messages: inout NIOAsyncChannelInboundStream<PeerMessage>.AsyncIterator,
+                          outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel) async {
+        let (confirms, sink) = AsyncStream.makeStream(of: Void.self)
+        guard let id = await beginPairing(peer: peer, name: name, address: address, channel: channel, confirm: sink) else {
+            try? await outbound.write(.error(code: "pairing-closed", message: "this workstation is not pairing now (or is pairing with another): run `handoffctl pair` on it"))
+            return
+        }
+        // The users need a moment to compare codes: the pre-authentication deadline gives
+        // way to the pairing window's own.
+        try? await channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+        let writer = Task { for await _ in confirms { try? await outbound.write(.pairConfirm) } }
+        var exchange = PairingExchange(role: role, own: identity.deviceID, peer: peer)
+        var reason = "the other workstation ended the pairing"
+        do {
+            for m in exchange.opening() { try await outbound.write(m) }
+            loop: while let m = try await messages.next() {
+                switch m {
+                case .pairCommit, .pairNonce:
+                    for reply in try exchange.receive(m) { try await outbound.write(reply) }
+                    if let code = exchange.code { await pairingCodeReady(id, code: code) }
+                case .pairConfirm:
+                    if await pairingConfirmedThere(id) { break loop }
+                case .error(_, let message):
+                    reason = "the other workstation stopped: \(message)"
+                    break loop
+                default:
+                    throw PairingExchange.Failure(code: "unexpected-message", description: "only pairing messages belong on a pairing connection")
+                }
+            }
+        } catch let f as PairingExchange.Failure {
+            reason = f.description
+            try? await outbound.write(.error(code: f.code, message: f.description))
+        } catch {
+            reason = "the pairing connection failed: \(error)"
+        }
+        writer.cancel()
+        sink.finish()
+        await pairingAttemptEnded(id, reason: reason)
+    }
+
+    private func beginPairing(peer: DeviceID, name: String, address: String, channel: Channel,
+                              confirm: AsyncStream<Void>.Continuation) async -> UInt64? {
+        guard let id = pairing.begin(peer: peer, name: name, address: address, at: SystemClock.now()) else { return nil }
+        pairingAttempt = PairingConnection(id: id, channel: channel, confirm: confirm)
+        logger.info("pairing with a workstation", metadata: ["name": "\(name)", "address": "\(address)", "id": "\(peer.shortID)"])
+        await announcePairing()
+        return id
+    }
+
+    private func pairingCodeReady(_ id: UInt64, code: String) async {
+        pairing.codeReady(id, code: code)
+        await announcePairing()
+    }
+
+    /// The other side confirmed; true when pairing is complete (ours had confirmed).
+    private func pairingConfirmedThere(_ id: UInt64) async -> Bool {
+        let both = pairing.confirmedThere(id)
+        if both { await completePairing(id) } else { await announcePairing() }
+        return both
+    }
+
+    private func completePairing(_ id: UInt64) async {
+        guard let a = pairing.attempt, a.id == id else { return }
+        do { try trust.trust(a.peer, name: a.name) } catch {
+            pairing.attemptEnded(id, reason: "could not save the trusted devices: \(error)")
+            pairingAttempt?.channel.close(promise: nil)
+            await announcePairing()
+            return
+        }
+        pairing.succeeded(id)
+        let channel = pairingAttempt?.channel
+        pairingAttempt = nil
+        pairingOpen.withLockedValue { $0 = false }
+        pairingTimer?.cancel()
+        pairingTimer = nil
+        publishAdvertisement()
+        logger.info("paired", metadata: ["name": "\(a.name)", "id": "\(a.peer.shortID)"])
+        trusted(a.peer)
+        await announcePairing()
+        _ = channel  // closed by whichever side finishes its loop last
+    }
+
+    private func pairingAttemptEnded(_ id: UInt64, reason: String) async {
+        if pairingAttempt?.id == id { pairingAttempt = nil }
+        guard pairing.attempt?.id == id else { return }
+        pairing.attemptEnded(id, reason: reason)
+        logger.info("pairing attempt ended", metadata: ["why": "\(reason)"])
+        if !pairing.isOpen(at: SystemClock.now()) { closePairingWindow() }
+        await announcePairing()
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// Pairing by a 6-digit code, as a user meets it: `handoffctl pair` on two namespace
+/// workstations (real avahi-daemons, real TLS), both print the same code, each confirms,
+/// and they trust each other, link and continue. A wrong code stops it and trusts
+/// nothing. Root only.
+extension WorkstationTests {
+@Suite struct PairingByCodeTests {
+    func code(in log: String) -> String? {
+        guard let line = log.split(separator: "\n").first(where: { $0.hasPrefix("Code: ") }) else { return nil }
+        let digits = line.dropFirst(6).prefix(7).filter(\.isNumber)
+        return digits.count == 6 ? String(digits) : nil
+    }
+
+    func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    /// Starts `handoffctl pair` on both and waits until both show a code; (a's, b's, pids).
+    func startPairing(_ net: NetnsRun) async throws -> (String, String, Int32, Int32) {
+        let ctl = try TestEnvironment.binary("handoffctl")
+        let pa = try await net.spawn("a", log: net.directory + "/pair-a.log", [ctl, "pair"])
+        let pb = try await net.spawn("b", log: net.directory + "/pair-b.log", [ctl, "pair"])
+        var codes: (String?, String?) = (nil, nil)
+        do {
+            try await eventually(30, "both workstations to show a code") {
+                codes = (self.code(in: self.read(net.directory + "/pair-a.log")), self.code(in: self.read(net.directory + "/pair-b.log")))
+                return codes.0 != nil && codes.1 != nil
+            }
+        } catch {
+            throw TestFailure("\(error)\n--- a ---\n\(read(net.directory + "/pair-a.log"))\n--- b ---\n\(read(net.directory + "/pair-b.log"))")
+        }
+        return (codes.0!, codes.1!, pa, pb)
+    }
+
+    @Test func twoWorkstationsPairByCodeAndContinue() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            let (codeA, codeB, pa, pb) = try await startPairing(net)
+            #expect(codeA == codeB, "both screens show the same code")
+            #expect(read(net.directory + "/pair-a.log").contains("with ws-b"))
+            #expect(read(net.directory + "/pair-a.log").contains("handoffctl pair --code \(codeA)"), "without a terminal it says how to confirm")
+            // Confirmed on a, then on b (as a script does, with the code it was shown); each
+            // confirmation waits until both sides confirmed.
+            async let confirmA = net.ctl("a", "pair", "--code", codeA)
+            try await Task.sleep(nanoseconds: 500_000_000)
+            async let confirmB = net.ctl("b", "pair", "--code", codeB)
+            let (ca, cb) = try await (confirmA, confirmB)
+            #expect(ca.status == 0 && ca.stdout.contains("paired with ws-b"), "\(ca)")
+            #expect(cb.status == 0 && cb.stdout.contains("paired with ws-a"), "\(cb)")
+            #expect(try await net.wait(pa, timeout: 10) == 0, "\(read(net.directory + "/pair-a.log"))")
+            #expect(try await net.wait(pb, timeout: 10) == 0, "\(read(net.directory + "/pair-b.log"))")
+            // Each now trusts the other: they link and continue.
+            let idB = try await net.deviceID("b")
+            try await eventually(20, "a and b to link") { try await net.isConnected("a", to: idB) }
+            let offered = try await net.ctl("a", "become-current", "--type", "org.example.paired", "--title", "After pairing")
+            #expect(offered.status == 0)
+            try await eventually(10, "the offer to reach b") { try await net.ctl("b", "list").stdout.contains("After pairing") }
+            let continued = try await net.ctl("b", "continue", "--print")
+            #expect(continued.status == 0 && continued.stdout.contains("org.example.paired"), "\(continued)")
+            #expect(try await net.ctl("a", "status", "--json").stdout.contains("\"pair\"") == false)
+        }
+    }
+
+    @Test func aWrongCodeStopsPairingAndTrustsNothing() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            let (codeA, _, pa, pb) = try await startPairing(net)
+            let wrong = String(format: "%06d", (Int(codeA)! + 1) % 1_000_000)
+            let r = try await net.ctl("a", "pair", "--code", wrong)
+            #expect(r.status == 1 && r.stderr.contains("is not the one shown here"), "\(r)")
+            #expect(try await net.wait(pa, timeout: 10) == 1, "a's pair ends: \(read(net.directory + "/pair-a.log"))")
+            // b's attempt ended with the connection: b says so and trusts nothing.
+            try await eventually(10, "b to hear that the attempt ended") {
+                self.read(net.directory + "/pair-b.log").contains("the other workstation")
+            }
+            _ = try await net.ctl("b", "pair", "--cancel")
+            #expect(try await net.wait(pb, timeout: 10) == 1)
+            for host in ["a", "b"] {
+                let peers = try await net.ctl(host, "peers", "--json").stdout
+                #expect(!peers.contains("\"trusted\": true"), "\(host) trusts nothing: \(peers)")
+            }
+        }
+    }
+}
+}
