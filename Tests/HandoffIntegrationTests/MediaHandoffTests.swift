@@ -17,12 +17,14 @@ struct MediaHandoffTests {
         try await desk.run(["playerctl", "-p", "mpv"] + args).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(arguments: [true, false])
-    func playbackContinuesAtThePositionOnTheOtherWorkstation(pauseOrigin: Bool) async throws {
+    /// `synced`: b has the file in the same Syncthing folder (at another path); else b has
+    /// no copy and plays one fetched from a over a continuation stream.
+    @Test(arguments: [(pauseOrigin: true, synced: true), (pauseOrigin: false, synced: true), (pauseOrigin: true, synced: false)])
+    func playbackContinuesAtThePositionOnTheOtherWorkstation(pauseOrigin: Bool, synced: Bool) async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             // The same file in the same Syncthing folder on both, at different paths.
             let sync = ["a": net.directory + "/a/Music", "b": net.directory + "/b/Elsewhere/Music"]
-            for (host, path) in sync {
+            for (host, path) in sync where synced || host == "a" {
                 try FileManager.default.createDirectory(atPath: net.directory + "/\(host)/state/syncthing", withIntermediateDirectories: true)
                 try "<configuration><folder id=\"\(Self.folderID)\" path=\"\(path)\"></folder></configuration>"
                     .write(toFile: net.directory + "/\(host)/state/syncthing/config.xml", atomically: true, encoding: .utf8)
@@ -66,7 +68,7 @@ struct MediaHandoffTests {
             let r = try await net.ctl("b", "continue")
             #expect(r.status == 0, "\(r)\n\(b.log)")
             #expect(r.stdout.contains("opened in mpv") && r.stdout.contains("playing from 0:4"), "\(r)")
-            #expect(r.stdout.contains("your own copy in the synced folder"), "\(r)")
+            #expect(r.stdout.contains(synced ? "your own copy in the synced folder" : "a copy fetched from ws-a"), "\(r)")
             // b plays b's own copy, from where a was (42 s plus the second since, ± 2 s).
             do {
                 try await eventually(10, "b's mpv to play") { try await playerctl(b, "status") == "Playing" }
@@ -77,7 +79,8 @@ struct MediaHandoffTests {
             let position = Double(try await playerctl(b, "position")) ?? -1
             #expect(abs(position - 43) <= 2.5, "b plays at \(position) s\n\(b.log)")
             let url = try await playerctl(b, "metadata", "xesam:url")
-            #expect(url.hasSuffix("/Elsewhere/Music/tone.wav"), "\(url)")
+            #expect(url.hasSuffix(synced ? "/Elsewhere/Music/tone.wav" : "/tone.wav"), "\(url)")
+            if !synced { #expect(url.contains("/handoff/documents/"), "b plays the fetched copy: \(url)") }
             if pauseOrigin {
                 // a paused, as someone moving rooms expects.
                 try await eventually(10, "a's mpv to pause") { try await playerctl(a, "status") == "Paused" }
