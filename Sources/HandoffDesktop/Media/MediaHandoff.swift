@@ -111,7 +111,8 @@ extension SessionAgent {
         var draft = ActivityDraft(activityType: WellKnownActivityType.media)
         draft.title = [offer.title, offer.artist].compactMap { $0 }.joined(separator: " — ")
         if draft.title.isEmpty { draft.title = String(offer.url.split(separator: "/").last ?? "media") }
-        var info: UserInfo = ["url": .url(offer.url), "positionMicroseconds": .integer(mediaSource.position(of: offer.player, at: SystemClock.now()) ?? 0),
+        let position = mediaSource.position(of: offer.player, at: SystemClock.now())
+        var info: UserInfo = ["url": .url(offer.url), "positionMicroseconds": .integer(position ?? 0), "positionKnown": .boolean(position != nil),
                               "playing": .boolean(offer.playing)]
         if let t = offer.title { info["title"] = .string(t) }
         if let a = offer.artist { info["artist"] = .string(a) }
@@ -134,7 +135,8 @@ extension SessionAgent {
     func mediaWillSave(_ id: String) async -> Bool {
         guard id == sources.activityID, let player = sources.player else { return false }
         var update = ActivityUpdate()
-        update.userInfo = ["positionMicroseconds": .integer(mediaSource.position(of: player, at: SystemClock.now()) ?? 0)]
+        let position = mediaSource.position(of: player, at: SystemClock.now())
+        update.userInfo = ["positionMicroseconds": .integer(position ?? 0), "positionKnown": .boolean(position != nil)]
         update.needsSave = true  // it keeps moving
         _ = try? await client.update(id, update)
         return true
@@ -259,6 +261,9 @@ extension SessionAgent {
             return .failed(code: "launch_failed", message: "\(name) did not start playing \(url)")
         }
         var notes = [note].compactMap { $0 }
+        if case .boolean(false)? = activity.userInfo["positionKnown"] {
+            notes.append("\(device.name)'s player does not say where it is (no MPRIS Position), so it plays from the start")
+        }
         _ = await loop.run { players.command(player, "Play") }
         if position > 0 {
             // A player may take SetPosition before the media is ready to seek and ignore it:
