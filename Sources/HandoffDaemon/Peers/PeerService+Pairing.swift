@@ -197,7 +197,8 @@ extension PeerService {
 
     private func beginPairing(peer: DeviceID, name: String, address: String, channel: Channel,
                               confirm: AsyncStream<Void>.Continuation) async -> UInt64? {
-        guard let id = pairing.begin(peer: peer, name: name, address: address, at: SystemClock.now()) else { return nil }
+        let shown = Self.tidy([address]).first ?? address
+        guard let id = pairing.begin(peer: peer, name: name, address: shown, at: SystemClock.now()) else { return nil }
         pairingAttempt = PairingConnection(id: id, channel: channel, confirm: confirm)
         logger.info("pairing with a workstation", metadata: ["name": "\(name)", "address": "\(address)", "id": "\(peer.shortID)"])
         await announcePairing()
