@@ -53,6 +53,8 @@ struct WatchCommand: AsyncParsableCommand {
         case .sourcesRequested(let requestID, let change):
             let what = change.map { "turn \($0.source) \($0.enabled ? "on" : "off")" } ?? "list the sources"
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(what) (request \(requestID))"
+        case .pairingAvailable(let name, let address):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(name) at \(address) is pairing: `handoffctl pair` here to pair with it"
         case .pairing(let status):
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(status.state.rawValue)\(status.peer.map { " with \($0.name)" } ?? "")\(status.message.map { ": \($0)" } ?? "")"
         case .other(let name, let body):

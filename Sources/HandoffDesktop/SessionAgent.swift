@@ -34,8 +34,8 @@ public actor SessionAgent {
     let loop = GLibLoop()
     /// How long a launched app must survive to count as started.
     static let startGrace: UInt64 = 400_000_000
-    private var policy = NotificationPolicy()
-    private var notifications: DesktopNotifications?
+    var policy = NotificationPolicy()
+    var notifications: DesktopNotifications?
     private var wake: Task<Void, Never>?
     private var reportedProblems: Set<String> = []
     /// The media source (MPRIS): players, what plays, and the activity it made.
@@ -48,6 +48,8 @@ public actor SessionAgent {
     var recent: RecentDocuments?
     /// Why there are no media players (no session bus), for `handoffctl sources`.
     var mediaProblem: String?
+    /// The notification about pairing on screen, and what clicking it does.
+    var pairingNotice: PairingNotice?
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -105,6 +107,10 @@ public actor SessionAgent {
             _ = await mediaWillSave(id.rawValue)
         case .wasContinued(let id, _):
             await mediaWasContinued(id.rawValue, pause: loadConfiguration().pauseOrigin)
+        case .pairingAvailable(let name, let address):
+            await offerPairing(name: name, address: address)
+        case .pairing(let status):
+            await pairingChanged(status)
         case .sourcesRequested(let requestID, let change):
             Task { await answerSources(requestID, change) }
         case .becameCurrent, .resigned, .invalidated, .expired:
@@ -296,7 +302,12 @@ public actor SessionAgent {
         switch event {
         case .closed(let id):
             policy.closed(notification: id)
+            if id == pairingNotice?.id { pairingNotice = nil }
         case .actionInvoked(let id, let action):
+            if id == pairingNotice?.id {
+                await pairingAction(action)
+                return
+            }
             guard action == "default", let (device, activity) = policy.target(of: id) else { return }
             await notifications?.close(id)
             do {

@@ -36,6 +36,9 @@ public enum ControlEvent: Sendable, Equatable {
     case sourcesRequested(requestID: String, change: DesktopSourceChange?)
     /// Pairing changed (a window opened, a code is shown, paired, failed).
     case pairing(PairingStatus)
+    /// A workstation on the network is pairing and this one is not: the user may open
+    /// a window here to pair with it. `name` is what it advertises (unauthenticated).
+    case pairingAvailable(name: String, address: String)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -59,6 +62,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .launchRequested: "launch-requested"
         case .sourcesRequested: "sources-requested"
         case .pairing: "pairing"
+        case .pairingAvailable: "pairing-available"
         case .other(let n, _): n
         }
     }
@@ -108,6 +112,9 @@ public enum ControlEvent: Sendable, Equatable {
             o["change"] = change.map { .object(["source": .string($0.source), "enabled": .bool($0.enabled)]) } ?? .null
         case .pairing(let status):
             o["pairing"] = status.json
+        case .pairingAvailable(let name, let address):
+            o["name"] = .string(name)
+            o["address"] = .string(address)
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -172,6 +179,8 @@ public enum ControlEvent: Sendable, Equatable {
             self = .sourcesRequested(requestID: requestID, change: change)
         case "pairing":
             self = .pairing(try PairingStatus(json: o["pairing"] ?? .null))
+        case "pairing-available":
+            self = .pairingAvailable(name: o["name"]?.stringValue ?? "", address: o["address"]?.stringValue ?? "")
         default:
             self = .other(name: name, body: o)
         }

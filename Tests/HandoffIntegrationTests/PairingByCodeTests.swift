@@ -83,5 +83,44 @@ extension WorkstationTests {
             }
         }
     }
+
+    /// The second workstation needs no terminal: its session agent notifies that a's
+    /// pairing, a click opens its window, and a second notification shows the code to
+    /// confirm (real dunst on a session bus).
+    @Test func theSecondWorkstationPairsFromANotification() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            let desk = try DesktopSession(net, host: "b")
+            defer { desk.stop() }
+            try await desk.startBus()
+            try await desk.startNotificationServer()
+            try await desk.startAgent()
+            let monitorLog = desk.root + "/notify.log"
+            let monitor = try await net.spawn("b", log: monitorLog, ["dbus-monitor", "--address", desk.busAddress,
+                                                                      "interface='org.freedesktop.Notifications',member='Notify'"])
+            defer { net.stop(monitor, SIGTERM) }
+            try await Task.sleep(nanoseconds: 500_000_000)
+            let pa = try await net.spawn("a", log: net.directory + "/pair-a.log", [try TestEnvironment.binary("handoffctl"), "pair"])
+            try await eventually(20, "b's notification that a is pairing") { self.read(monitorLog).contains("Pair with \u{201C}ws-a\u{201D}?") }
+            #expect(try await desk.run(["dunstctl", "action", "0"]).status == 0)
+            var codeA: String?
+            try await eventually(20, "both to show a code") {
+                codeA = self.code(in: self.read(net.directory + "/pair-a.log"))
+                return codeA != nil && self.read(monitorLog).contains("Pairing code")
+            }
+            let spaced = "\(codeA!.prefix(3)) \(codeA!.suffix(3))"
+            #expect(read(monitorLog).contains("Pairing code \(spaced)"), "b's notification shows a's code: \(read(monitorLog))")
+            async let confirmA = net.ctl("a", "pair", "--code", codeA!)
+            try await Task.sleep(nanoseconds: 500_000_000)
+            #expect(try await desk.run(["dunstctl", "action", "0"]).status == 0)  // "Same code: pair"
+            let ca = try await confirmA
+            #expect(ca.status == 0 && ca.stdout.contains("paired with ws-b"), "\(ca)")
+            #expect(try await net.wait(pa, timeout: 10) == 0)
+            try await eventually(10, "b's notification that it paired") { self.read(monitorLog).contains("Paired with ws-a") }
+            let idA = try await net.deviceID("a")
+            try await eventually(20, "b and a to link") { try await net.isConnected("b", to: idA) }
+        }
+    }
 }
 }

@@ -123,10 +123,18 @@ extension PeerService {
     // MARK: - Discovery
 
     /// Both windows open: the side with the smaller tag dials, once per tag and address.
+    /// Only theirs open: tell the user (a notification may offer to pair), once per tag.
     func considerPairing(_ key: ServiceKey) {
         let now = SystemClock.now()
-        guard pairing.isOpen(at: now), pairing.attempt == nil, let ours = pairing.tag, let record = services[key], !record.isSelf,
-              let theirs = record.service.txt["pair"], theirs != ours, ours < theirs else { return }
+        guard let record = services[key], !record.isSelf, let theirs = record.service.txt["pair"], !theirs.isEmpty else { return }
+        guard pairing.isOpen(at: now) else {
+            if pairingAnnounced.count >= 64 { pairingAnnounced.removeAll() }
+            guard pairingAnnounced.insert(theirs).inserted else { return }
+            let event = ControlEvent.pairingAvailable(name: String(record.service.key.name.prefix(64)), address: Self.tidy([record.service.address]).first ?? "")
+            Task { await registry.broadcast(event) }
+            return
+        }
+        guard pairing.attempt == nil, let ours = pairing.tag, theirs != ours, ours < theirs else { return }
         let mark = theirs + "@" + record.service.address
         guard pairingDialled.insert(mark).inserted else { return }
         enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port)))

@@ -59,6 +59,8 @@ public actor PeerService: Service {
     var pairingTimer: Scheduled<Void>?
     let pairingOpen = NIOLockedValueBox(false)
     var pairingDialled: Set<String> = []
+    /// Pair tags of other workstations already announced (pairing-available).
+    var pairingAnnounced: Set<String> = []
     private let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
 

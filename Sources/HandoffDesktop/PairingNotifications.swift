@@ -1,0 +1,81 @@
+import HandoffClient
+import HandoffWire
+
+/// A pairing notification and what its buttons do.
+struct PairingNotice {
+    enum Kind: Equatable {
+        /// Another workstation is pairing: "Pair" opens the window here.
+        case available
+        /// Both show this code: "Same code" confirms it, "Stop" cancels.
+        case code(String)
+        /// Paired or stopped: nothing to do.
+        case outcome
+    }
+
+    var id: UInt32
+    var kind: Kind
+}
+
+/// Pairing from the desktop: when another workstation is pairing, a notification offers
+/// to pair with it; once both show a code, another asks the user to confirm it, exactly
+/// as `handoffctl pair` does in a terminal.
+extension SessionAgent {
+    func offerPairing(name: String, address: String) async {
+        guard policy.enabled else { return }
+        await showPairing(.available, summary: "Pair with \u{201C}\(name)\u{201D}?",
+                          body: "\(name) (\(address)) is pairing. Pair, then check that both screens show the same code.",
+                          actions: [("default", "Pair")])
+    }
+
+    func pairingChanged(_ status: PairingStatus) async {
+        guard policy.enabled else { return }
+        let name = status.peer?.name.isEmpty == false ? status.peer!.name : "the other workstation"
+        switch status.state {
+        case .code:
+            guard let code = status.code, !status.confirmedHere, pairingNotice?.kind != .code(code) else { return }
+            await showPairing(.code(code), summary: "Pairing code \(code.prefix(3)) \(code.suffix(3))",
+                              body: "Does \(name) show \(code.prefix(3)) \(code.suffix(3)) too? Pair only if it does.",
+                              actions: [("default", "Same code: pair"), ("stop", "Stop")])
+        case .paired:
+            await showPairing(.outcome, summary: "Paired with \(name)", body: "Each can now see and continue the other's activities.", actions: [])
+        case .failed, .closed:
+            // Only when this agent showed something about this pairing.
+            guard let notice = pairingNotice, notice.kind != .outcome else { return }
+            await showPairing(.outcome, summary: "Pairing stopped", body: status.message ?? "the pairing window closed", actions: [])
+        case .waiting, .exchanging:
+            break
+        }
+    }
+
+    func pairingAction(_ action: String) async {
+        guard let notice = pairingNotice else { return }
+        await notifications?.close(notice.id)
+        pairingNotice = nil
+        do {
+            switch (notice.kind, action) {
+            case (.available, "default"):
+                _ = try await client.openPairing()
+            case (.code(let code), "default"):
+                _ = try await client.confirmPairing(code: code)
+            case (.code, "stop"):
+                _ = try await client.cancelPairing()
+            default:
+                break
+            }
+        } catch {
+            logger.warning("pairing from a notification failed", metadata: ["error": "\(error)"])
+            await showPairing(.outcome, summary: "Pairing stopped", body: "\(error)", actions: [])
+        }
+    }
+
+    private func showPairing(_ kind: PairingNotice.Kind, summary: String, body: String, actions: [(String, String)]) async {
+        guard let notifications else { return }
+        do {
+            let id = try await notifications.notify(appName: "Handoff", summary: summary, body: body, icon: "network-workgroup",
+                                                    desktopEntry: nil, actions: actions, replacing: pairingNotice?.id)
+            pairingNotice = PairingNotice(id: id, kind: kind)
+        } catch {
+            logger.warning("could not show a pairing notification", metadata: ["error": "\(error)"])
+        }
+    }
+}
