@@ -122,5 +122,44 @@ extension WorkstationTests {
             try await eventually(20, "b and a to link") { try await net.isConnected("b", to: idA) }
         }
     }
+
+    /// A man in the middle on host m: it finishes TLS with a and with b under its own
+    /// certificate (openssl s_server and s_client) and relays every byte between them.
+    /// b commits for the certificate it saw (m's), a checks the opening for the one it
+    /// saw (also m's, but as responder): the commitment does not open, a shows no code,
+    /// and nothing is trusted. Discovery is off so a and b cannot find each other directly.
+    @Test func aRelayWithItsOwnCertificateGetsNoMatchingCode() async throws {
+        try await NetnsRun.with(["a", "b", "m"]) { net in
+            try await net.startDaemon("a", ["--no-discovery"])
+            try await net.startDaemon("b", ["--no-discovery"])
+            let dir = net.directory + "/mitm"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let made = try await net.exec("m", ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                 "-keyout", dir + "/m.key", "-out", dir + "/m.pem", "-days", "1", "-subj", "/CN=m"])
+            #expect(made.status == 0, "\(made)")
+            let ctl = try TestEnvironment.binary("handoffctl")
+            let pb = try await net.spawn("b", log: net.directory + "/pair-b.log", [ctl, "pair"])
+            let bAddress = try await net.address("b"), bPort = try net.peerPort("b"), mAddress = try await net.address("m")
+            let relay = """
+                mkfifo \(dir)/back && \
+                openssl s_server -accept 7000 -tls1_3 -cert \(dir)/m.pem -key \(dir)/m.key -verify 1 -quiet -naccept 1 < \(dir)/back | \
+                openssl s_client -connect \(bAddress):\(bPort) -tls1_3 -cert \(dir)/m.pem -key \(dir)/m.key -quiet > \(dir)/back
+                """
+            _ = try await net.spawn("m", log: dir + "/relay.log", ["/bin/bash", "-c", relay])
+            try await eventually(10, "the relay to listen") { try await net.exec("m", ["sh", "-c", "ss -ltn | grep -q :7000"]).status == 0 }
+            let pa = try await net.spawn("a", log: net.directory + "/pair-a.log", [ctl, "pair", "--address", "\(mAddress):7000"])
+            try await eventually(20, "a to refuse what the relay passed on") {
+                self.read(net.directory + "/pair-a.log").contains("does not open its commitment")
+            }
+            #expect(code(in: read(net.directory + "/pair-a.log")) == nil, "a shows no code: \(read(net.directory + "/pair-a.log"))")
+            // b may have worked out a code, for m's certificate: it matches nothing a shows.
+            for (host, pid) in [("a", pa), ("b", pb)] {
+                _ = try await net.ctl(host, "pair", "--cancel")
+                _ = try await net.wait(pid, timeout: 10)
+                let peers = try await net.ctl(host, "peers", "--json").stdout
+                #expect(!peers.contains("\"trusted\": true"), "\(host) trusts nothing: \(peers)")
+            }
+        }
+    }
 }
 }
