@@ -13,6 +13,9 @@ public struct DeviceIdentity: Sendable {
     public let deviceID: DeviceID
     let certificate: NIOSSLCertificate
     let privateKey: NIOSSLPrivateKey
+    /// The same key, for signing account statements; and the certificate's DER.
+    let signingKey: P256.Signing.PrivateKey
+    let certificateDER: [UInt8]
 
     static let certificateFile = "device-cert.pem"
     static let keyFile = "device-key.pem"
@@ -38,7 +41,9 @@ public struct DeviceIdentity: Sendable {
         do {
             let certificate = try NIOSSLCertificate(bytes: cert, format: .pem)
             let privateKey = try NIOSSLPrivateKey(bytes: key, format: .pem)
-            return DeviceIdentity(deviceID: try deviceID(of: certificate), certificate: certificate, privateKey: privateKey)
+            let signingKey = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: key, as: UTF8.self))
+            return DeviceIdentity(deviceID: try deviceID(of: certificate), certificate: certificate, privateKey: privateKey,
+                                  signingKey: signingKey, certificateDER: try certificate.toDERBytes())
         } catch {
             throw Failure(description: "the device identity in \(directory) cannot be read (\(error)); move \(certificateFile) and \(keyFile) away to make a new one, then trust the new device ID on your other workstations")
         }
