@@ -168,6 +168,16 @@ public struct HandoffClient: Sendable {
         _ = try await call(.POST, ControlPaths.launch(launchID), body: outcome.json)
     }
 
+    /// The account's members (with who introduced each) and the devices removed from it.
+    public func devices() async throws -> AccountDevices {
+        AccountDevices(json: try await call(.GET, ControlPaths.devices))
+    }
+
+    /// Removes a device from the account: every member stops trusting it.
+    public func removeDevice(_ deviceID: String) async throws {
+        _ = try await call(.POST, ControlPaths.removeDevice, body: .object(["deviceID": .string(deviceID)]))
+    }
+
     /// Opens this workstation's pairing window (or joins the open one); with `address`
     /// (HOST:PORT), dials that workstation to pair.
     public func openPairing(address: String? = nil) async throws -> PairingStatus {

@@ -24,6 +24,8 @@ enum ControlRoute: Sendable, Equatable {
     case claimLauncher
     case syncedRoots
     case answerLaunch(String)
+    case devices
+    case removeDevice
     case openPairing
     case pairingStatus
     case confirmPairing
@@ -65,6 +67,8 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "launcher"], { _ in .claimLauncher }),
         (.GET, ["v1", "synced-roots"], { _ in .syncedRoots }),
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
+        (.GET, ["v1", "devices"], { _ in .devices }),
+        (.POST, ["v1", "devices", "remove"], { _ in .removeDevice }),
         (.POST, ["v1", "pairing"], { _ in .openPairing }),
         (.GET, ["v1", "pairing"], { _ in .pairingStatus }),
         (.DELETE, ["v1", "pairing"], { _ in .cancelPairing }),

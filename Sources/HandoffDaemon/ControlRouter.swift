@@ -117,6 +117,13 @@ struct ControlRouter: Sendable {
                     throw APIError(status: 404, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
+            case .devices:
+                return .ok(await peers.devicesJSON())
+            case .removeDevice:
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let id = try r.requiredString("deviceID")
+                try r.rejectUnknownFields()
+                return .ok(try await peers.removeFromAccount(id))
             case .openPairing:
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let address = try r.string("address")

@@ -58,8 +58,8 @@ public struct Daemon: Sendable {
             Task { await agent.sessionClosed(token) }
         }
         let peers = try PeerService(
-            identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger), registry: registry,
-            streams: streams, agent: agent, deviceName: config.deviceName,
+            identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
+            accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent,
                                    configuredRoots: config.syncedRoots, status: {

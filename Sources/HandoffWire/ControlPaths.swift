@@ -22,6 +22,9 @@ public enum ControlPaths {
     /// The folders this workstation syncs (Syncthing, Nextcloud, synced-root), resolved.
     public static let syncedRoots = "/v1/synced-roots"
     public static func launch(_ launchID: String) -> String { "/v1/launches/\(launchID)" }
+    /// The account of devices: members and removals; remove one (`{"deviceID"}`).
+    public static let devices = "/v1/devices"
+    public static let removeDevice = "/v1/devices/remove"
     /// Pairing by code: open the window (POST), its state (GET), cancel (DELETE), and
     /// confirm the code both screens show.
     public static let pairing = "/v1/pairing"

@@ -29,6 +29,8 @@ public enum PeerMessage: Sendable, Equatable {
     case pairCommit([UInt8])
     case pairNonce([UInt8])
     case pairConfirm
+    /// On the link: account statements (Docs/PeerProtocol.md §17), each as its bytes.
+    case account([[UInt8]])
 
     public enum FetchResult: Sendable, Equatable {
         case activity(Activity, stale: Bool)
@@ -50,6 +52,7 @@ public enum PeerMessage: Sendable, Equatable {
         case .pairCommit: 0x0A
         case .pairNonce: 0x0B
         case .pairConfirm: 0x0C
+        case .account: 0x0D
         }
     }
 }

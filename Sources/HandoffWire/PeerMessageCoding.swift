@@ -59,6 +59,8 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(["nonce": .data(bytes)]))
         case .pairConfirm:
             out += PropertyBinaryEncoding.encode(.dictionary([:]))
+        case .account(let statements):
+            out += PropertyBinaryEncoding.encode(.dictionary(["statements": .array(statements.map(PropertyValue.data))]))
         case .stream(let frame):
             var buffer = ByteBuffer()
             if let payload = frame.encode(header: &buffer) { buffer.writeImmutableBuffer(payload) }
@@ -151,6 +153,14 @@ public enum PeerMessageCoding {
             return .pairNonce(n)
         case 0x0C:
             return .pairConfirm
+        case 0x0D:
+            guard case .array(let items)? = d["statements"], items.count <= 1024 else { throw .malformed("account needs statements (1024 at most)") }
+            var out: [[UInt8]] = []
+            for item in items {
+                guard case .data(let bytes) = item else { throw .malformed("an account statement is data") }
+                out.append(bytes)
+            }
+            return .account(out)
         default:
             throw .malformed("unknown message type 0x\(String(type, radix: 16))")
         }

@@ -74,6 +74,9 @@ extension PeerService {
         guard id != identity.deviceID else {
             throw APIError(status: 400, code: "bad_device_id", message: "that is this workstation's own ID; trust the other workstation's (`handoffctl id` there)")
         }
+        if let r = account.membership.removed.first(where: { $0.id == id }) {
+            throw APIError(status: 409, code: "removed", message: "\(id) was removed from your account on \(r.removedAt.rfc3339); removal is final: a device can come back only with a new identity")
+        }
         let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
         do { try trust.trust(id, name: chosen) } catch {
             throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
@@ -94,9 +97,15 @@ extension PeerService {
         for key in Array(services.keys) { considerDialling(key) }
     }
 
-    func untrustDevice(_ text: String) throws(APIError) -> JSONValue {
+    func untrustDevice(_ text: String) async throws(APIError) -> JSONValue {
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch { throw APIError(status: 400, code: "bad_device_id", message: error.description) }
+        // A member is trusted by every member: untrusting it here alone would not last.
+        if id != identity.deviceID, account.membership.members.contains(where: { $0.id == id }) {
+            var result = try await removeFromAccount(text)
+            if case .object(var o) = result { o["trusted"] = .bool(false); result = .object(o) }
+            return result
+        }
         let was: Bool
         do { was = try trust.untrust(id) } catch {
             links[id]?.close()  // untrusted in force already; only the file failed

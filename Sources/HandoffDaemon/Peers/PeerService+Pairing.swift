@@ -28,6 +28,7 @@ extension PeerService {
             pairing.open(at: now, tag: String(ActivityID.random().rawValue.prefix(12)))
             pairingOpen.withLockedValue { $0 = true }
             pairingDialled = []
+            pairingUnreachable = []
             let timers = group.any()
             pairingTimer?.cancel()
             pairingTimer = timers.scheduleTask(in: .nanoseconds(PairingWindow.duration)) {
@@ -37,7 +38,7 @@ extension PeerService {
             logger.info("pairing window open", metadata: ["seconds": "\(PairingWindow.duration / 1_000_000_000)"])
         }
         if let target {
-            enqueue(.dialToPair(address: target.host, port: target.port))
+            enqueue(.dialToPair(address: target.host, port: target.port, tag: nil))
         } else {
             for key in services.keys { considerPairing(key) }
         }
@@ -135,12 +136,13 @@ extension PeerService {
             return
         }
         guard pairing.attempt == nil, let ours = pairing.tag, theirs != ours, ours < theirs else { return }
-        let mark = theirs + "@" + record.service.address
-        guard pairingDialled.insert(mark).inserted else { return }
-        enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port)))
+        // One dial per tag at a time: two connections at once (its IPv4 and IPv6
+        // addresses) could each take one side's only attempt slot and both fail.
+        guard !pairingUnreachable.contains(theirs + "@" + record.service.address), pairingDialled.insert(theirs).inserted else { return }
+        enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port), tag: theirs))
     }
 
-    nonisolated func dialToPair(address host: String, port: Int) async {
+    nonisolated func dialToPair(address host: String, port: Int, tag: String?) async {
         do {
             let target = try await NIOThreadPool.singleton.runIfActive { try SocketAddress.makeAddressResolvingHost(host, port: port) }
             // Any certificate but our own: the code, not a pinned ID, authenticates it.
@@ -148,11 +150,17 @@ extension PeerService {
             await serve(channel, dialled: nil, purpose: .pair)
         } catch {
             logger.info("could not reach a workstation to pair with", metadata: ["address": "\(host)", "port": "\(port)", "error": "\(error)"])
-            await pairingDialFailed("could not reach \(host) port \(port) to pair: \(error)")
+            await pairingDialFailed("could not reach \(host) port \(port) to pair: \(error)", tag: tag, address: host)
         }
     }
 
-    private func pairingDialFailed(_ message: String) async {
+    private func pairingDialFailed(_ message: String, tag: String?, address: String) async {
+        if let tag {
+            // Another of its addresses may do: try those not tried yet.
+            pairingDialled.remove(tag)
+            pairingUnreachable.insert(tag + "@" + address)
+            for key in services.keys { considerPairing(key) }
+        }
         guard pairing.attempt == nil, pairing.isOpen(at: SystemClock.now()) else { return }
         pairing.noteFailure(message)
         await announcePairing()
@@ -198,8 +206,10 @@ extension PeerService {
         } catch {
             reason = "the pairing connection failed: \(error)"
         }
-        writer.cancel()
+        // Our own pairConfirm may still be queued (the user confirmed just as the other
+        // side's arrived): let the writer send it before the connection closes.
         sink.finish()
+        await writer.value
         await pairingAttemptEnded(id, reason: reason)
     }
 

@@ -58,20 +58,25 @@ public actor PeerService: Service {
     var pairingAttempt: PairingConnection?
     var pairingTimer: Scheduled<Void>?
     let pairingOpen = NIOLockedValueBox(false)
+    /// Pair tags dialled in this window (one dial per tag), and addresses that failed.
     var pairingDialled: Set<String> = []
+    var pairingUnreachable: Set<String> = []
     /// Pair tags of other workstations already announced (pairing-available).
     var pairingAnnounced: Set<String> = []
+    /// The account of devices (membership log), kept in `account.json`.
+    var account: AccountLog
+    let accountStore: AccountStore
     private let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
 
     enum Work: Sendable {
         case serve(PeerChannel)
         case dial(ServiceKey, address: String, port: Int)
-        case dialToPair(address: String, port: Int)
+        case dialToPair(address: String, port: Int, tag: String?)
 
     }
 
-    public init(identity: DeviceIdentity, trust: TrustStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
+    public init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
                 limits: ActivityLimits, settings: PeerServiceSettings, group: EventLoopGroup, logger: Logger) throws {
         self.identity = identity
         self.trust = trust
@@ -87,6 +92,9 @@ public actor PeerService: Service {
         avahi = settings.discovery ? AvahiDiscovery(logger: logger) : nil
         if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
+        self.accountStore = accountStore
+        account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
+        _ = account.merge(accountStore.load(logger: logger))
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
     }
 
@@ -128,8 +136,8 @@ public actor PeerService: Service {
                         tasks.addTask { await self.serve(channel, dialled: nil) }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
-                    case .dialToPair(let address, let port):
-                        tasks.addTask { await self.dialToPair(address: address, port: port) }
+                    case .dialToPair(let address, let port, let tag):
+                        tasks.addTask { await self.dialToPair(address: address, port: port, tag: tag) }
                     }
                 }
             }
@@ -280,6 +288,7 @@ public actor PeerService: Service {
                                     peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn)
                 guard await attach(link, service: dialled) else { return }
                 link.send(.subscribe)
+                await linked(link, certificate: try certificate.toDERBytes())
                 // One writer drains the link's queue; this task reads.
                 async let writing: Void = PeerService.drain(queue, into: outbound)
                 do {
@@ -346,6 +355,8 @@ public actor PeerService: Service {
             await registry.noteContinued(id, by: link.device)
         case .streamOpen, .streamAccepted, .stream:
             throw PeerProtocolError(code: "unexpected-message", message: "stream messages belong on a stream connection, not the link")
+        case .account(let statements):
+            await heardAccount(statements, from: link)
         case .pairCommit, .pairNonce, .pairConfirm:
             throw PeerProtocolError(code: "unexpected-message", message: "pairing messages belong on a pairing connection, not the link")
         case .error(let code, let message):

@@ -1,0 +1,34 @@
+import HandoffCore
+import Logging
+
+/// The account's statements on disk: `account.json` in the state directory, each
+/// statement's bytes in base64, in the order they were taken. Written whole, atomically.
+public struct AccountStore: Sendable {
+    let path: String
+
+    public init(stateDirectory: String) {
+        path = stateDirectory + "/account.json"
+    }
+
+    func load(logger: Logger) -> [AccountStatement] {
+        do {
+            guard let bytes = try AtomicFile.read(path) else { return [] }
+            guard case .array(let items)? = try JSONValue(parsing: bytes).objectValue?["statements"] else { return [] }
+            var out: [AccountStatement] = []
+            for item in items {
+                guard let text = item.stringValue, let data = Base64.decode(text) else { continue }
+                if let s = try? AccountStatement(decoding: data) { out.append(s) }
+            }
+            return out
+        } catch {
+            // The members would fall back to those trusted by ID; say so loudly.
+            logger.error("the account of devices could not be read; starting from this device alone", metadata: ["file": "\(path)", "error": "\(error)"])
+            return []
+        }
+    }
+
+    func save(_ statements: [AccountStatement]) throws {
+        let doc: JSONValue = .object(["version": .integer(1), "statements": .array(statements.map { .string(Base64.encode($0.encoded)) })])
+        try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+    }
+}

@@ -1,0 +1,114 @@
+import HandoffCore
+import HandoffWire
+
+/// The account of devices on the wire and in force (Docs/PeerProtocol.md §17): members
+/// send each other all their statements when a link comes up and new ones as they are
+/// made or heard; the trust store follows the membership (a member is trusted, a removed
+/// device is not, for good). The decisions are AccountLog's.
+extension PeerService {
+    /// A link came up: make sure the peer is in the account (trusted both ways is as good
+    /// as paired), and tell it everything.
+    func linked(_ link: PeerLink, certificate: [UInt8]) async {
+        if !account.membership.members.contains(where: { $0.id == link.deviceID }) {
+            await addToAccount(link.deviceID, name: link.deviceName, certificate: certificate)
+        }
+        link.send(.account(account.statements.map(\.encoded)))
+    }
+
+    func addToAccount(_ id: DeviceID, name: String, certificate: [UInt8]) async {
+        guard !account.membership.removed.contains(where: { $0.id == id }) else { return }
+        do {
+            let s = try account.append(.add, subject: id, name: name, certificate: certificate, at: SystemClock.now(), key: identity.signingKey)
+            logger.info("added to the account", metadata: ["name": "\(name)", "id": "\(id.shortID)"])
+            await accountChanged([s], except: nil)
+        } catch {
+            logger.error("could not sign an account statement", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func heardAccount(_ blobs: [[UInt8]], from link: PeerLink) async {
+        var statements: [AccountStatement] = []
+        for blob in blobs {
+            do { statements.append(try AccountStatement(decoding: blob)) } catch {
+                logger.info("ignored an account statement", metadata: ["peer": "\(link.deviceName)", "why": "\(error)"])
+            }
+        }
+        let accepted = account.merge(statements)
+        guard !accepted.isEmpty else { return }
+        await accountChanged(accepted, except: link)
+    }
+
+    /// Saves, tells the other members, and brings trust in line with the membership.
+    private func accountChanged(_ new: [AccountStatement], except: PeerLink?) async {
+        do { try accountStore.save(account.statements) } catch {
+            logger.error("could not save the account of devices", metadata: ["error": "\(error)"])
+        }
+        for link in links.values where link !== except { link.send(.account(new.map(\.encoded))) }
+        let (members, removed) = account.membership
+        for m in members where m.id != identity.deviceID && !trust.isTrusted(m.id) {
+            do {
+                try trust.trust(m.id, name: m.name)
+                logger.info("trusted as a member of the account", metadata: ["name": "\(m.name)", "id": "\(m.id.shortID)"])
+                trusted(m.id)
+            } catch {
+                logger.error("could not save the trusted devices", metadata: ["error": "\(error)"])
+            }
+        }
+        for r in removed where r.id != identity.deviceID && trust.isTrusted(r.id) {
+            _ = try? trust.untrust(r.id)  // in force even if the file cannot be written
+            links[r.id]?.close()
+            logger.info("removed from the account: no longer trusted", metadata: ["name": "\(r.name)", "id": "\(r.id.shortID)"])
+        }
+    }
+
+    // MARK: - The control API's side
+
+    func devicesJSON() -> JSONValue {
+        let (members, removed) = account.membership
+        func name(_ id: DeviceID) -> String {
+            id == identity.deviceID ? deviceName : (trust.entry(id)?.name.nonEmpty ?? members.first { $0.id == id }?.name ?? "")
+        }
+        func device(_ id: DeviceID?) -> JSONValue {
+            guard let id else { return .null }
+            return .object(["id": .string(id.description), "name": .string(name(id))])
+        }
+        return .object([
+            "devices": .array(members.map { m in
+                .object([
+                    "id": .string(m.id.description), "name": .string(name(m.id)), "self": .bool(m.id == identity.deviceID),
+                    "connected": .bool(links[m.id] != nil), "introducedBy": device(m.introducedBy),
+                    "introducedAt": m.introducedAt.map { .string($0.rfc3339) } ?? .null,
+                ])
+            }),
+            "removed": .array(removed.map { r in
+                .object(["id": .string(r.id.description), "name": .string(r.name), "removedBy": device(r.removedBy), "removedAt": .string(r.removedAt.rfc3339)])
+            }),
+        ])
+    }
+
+    /// Signs "`id` is not a member": every member that hears it stops trusting it.
+    func removeFromAccount(_ text: String) async throws(APIError) -> JSONValue {
+        let id: DeviceID
+        do { id = try DeviceID(parsing: text) } catch { throw APIError.badRequest("\(error.description); `handoffctl devices` lists the IDs") }
+        guard id != identity.deviceID else {
+            throw APIError.badRequest("that is this workstation: remove it from another member (`handoffctl remove ID` there)")
+        }
+        let (members, removed) = account.membership
+        if removed.contains(where: { $0.id == id }) {
+            throw APIError(status: 409, code: "already_removed", message: "\(id) was removed already")
+        }
+        guard let member = members.first(where: { $0.id == id }) else {
+            throw APIError(status: 404, code: "not_a_member", message: "\(id) is not a member of your account (`handoffctl devices` lists them)")
+        }
+        do {
+            let s = try account.append(.remove, subject: id, name: "", certificate: [], at: SystemClock.now(), key: identity.signingKey)
+            // Sent before the removed device's link closes, so it hears it too.
+            await accountChanged([s], except: nil)
+        } catch {
+            throw APIError(status: 500, code: "internal", message: "could not sign the removal: \(error)")
+        }
+        return .object(["id": .string(id.description), "name": .string(member.name), "removed": .bool(true)])
+    }
+
+    func isRemoved(_ id: DeviceID) -> Bool { account.membership.removed.contains { $0.id == id } }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// The account of devices across three namespace workstations: a third device pairs
+/// with one member and every member trusts it; a removal reaches every member within
+/// seconds and is final. Root only.
+extension WorkstationTests {
+@Suite struct AccountTests {
+    func devices(_ net: NetnsRun, _ host: String) async throws -> [String: Any] {
+        let r = try await net.ctl(host, "devices", "--json")
+        guard let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { throw TestFailure("devices: \(r)") }
+        return o
+    }
+
+    func trusts(_ net: NetnsRun, _ host: String, _ id: String) async throws -> Bool {
+        let r = try await net.ctl(host, "peers", "--json")
+        let peers = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["peers"] as? [[String: Any]] ?? []
+        return peers.contains { $0["id"] as? String == id && $0["trusted"] as? Bool == true }
+    }
+
+    func memberIDs(_ o: [String: Any]) -> Set<String> {
+        Set((o["devices"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+    }
+
+    @Test func aDevicePairedWithOneMemberIsTrustedByAllAndRemovalReachesAll() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            for h in ["a", "b", "c"] { try await net.startDaemon(h) }
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b"), idC = try await net.deviceID("c")
+            try await net.pairByCode("a", "b")
+            try await eventually(20, "a and b to link") { try await net.isConnected("a", to: idB) }
+            // c pairs with b only; a learns of c through b, and c of a.
+            try await net.pairByCode("b", "c")
+            try await eventually(20, "a to trust c and link with it") { try await net.isConnected("a", to: idC) }
+            for h in ["a", "b", "c"] {
+                try await eventually(10, "\(h) to list all three") { try await self.memberIDs(self.devices(net, h)) == [idA, idB, idC] }
+            }
+            let seenByA = try await devices(net, "a")["devices"] as? [[String: Any]] ?? []
+            let c = seenByA.first { $0["id"] as? String == idC }
+            #expect((c?["introducedBy"] as? [String: Any])?["name"] as? String == "ws-b", "a shows who introduced c: \(seenByA)")
+            let listed = try await net.ctl("a", "devices")
+            #expect(listed.stdout.contains("introduced by ws-b"), "\(listed)")
+
+            // a removes c: b drops it too, within seconds, and nobody trusts it again.
+            let removed = try await net.ctl("a", "remove", idC)
+            #expect(removed.status == 0, "\(removed)")
+            let start = Date()
+            try await eventually(5, "every member to drop c") {
+                let a = try await net.isConnected("a", to: idC), b = try await net.isConnected("b", to: idC)
+                let trustedByB = try await self.trusts(net, "b", idC)
+                return !a && !b && !trustedByB
+            }
+            #expect(Date().timeIntervalSince(start) < 5)
+            for h in ["a", "b"] {
+                let o = try await devices(net, h)
+                #expect(!memberIDs(o).contains(idC), "\(h) no longer lists c as a member")
+                #expect((o["removed"] as? [[String: Any]] ?? []).contains { $0["id"] as? String == idC }, "\(h) lists c as removed")
+            }
+            // Removal is final: trusting c again by ID is refused, and c cannot get back in.
+            let again = try await net.ctl("b", "trust", idC)
+            #expect(again.status == 1 && again.stderr.contains("removal is final"), "\(again)")
+            try await Task.sleep(nanoseconds: 3_000_000_000)
+            #expect(try await !net.isConnected("b", to: idC))
+            #expect(try await !net.isConnected("a", to: idC))
+            // a and b still work together.
+            #expect(try await net.isConnected("a", to: idB))
+        }
+    }
+}
+}
