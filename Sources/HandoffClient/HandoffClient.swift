@@ -89,9 +89,10 @@ public struct HandoffClient: Sendable {
     }
 
     @discardableResult
-    public func trust(_ deviceID: String, name: String? = nil) async throws -> PeerInfo {
+    public func trust(_ deviceID: String, name: String? = nil, address: String? = nil) async throws -> PeerInfo {
         var body: JSONObject = ["deviceID": .string(deviceID)]
         if let name { body["name"] = .string(name) }
+        if let address { body["address"] = .string(address) }
         return PeerInfo(json: try await call(.POST, ControlPaths.trust, body: .object(body)))
     }
 

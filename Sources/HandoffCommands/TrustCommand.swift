@@ -14,8 +14,11 @@ struct TrustCommand: AsyncParsableCommand {
     @Option(help: "A name to show for it (default: the name it advertises).")
     var name: String?
 
+    @Option(help: ArgumentHelp("Dial it at this address whatever mDNS says (across a VPN or a router).", valueName: "host:port"))
+    var address: String?
+
     func run() async throws {
-        let peer = try await options.client.trust(deviceID, name: name)
+        let peer = try await options.client.trust(deviceID, name: name, address: address)
         Output.out(options.json ? peer.json.prettySerialized() : "trusted \(peer.id ?? deviceID)\(peer.name.isEmpty ? "" : " (\(peer.name))")")
     }
 }

@@ -72,8 +72,9 @@ struct ControlRouter: Sendable {
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let id = try r.requiredString("deviceID")
                 let name = try r.string("name")
+                let address = try r.string("address")
                 try r.rejectUnknownFields()
-                return .ok(try await peers.trustDevice(id, name: name))
+                return .ok(try await peers.trustDevice(id, name: name, address: address))
             case .untrust:
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let id = try r.requiredString("deviceID")

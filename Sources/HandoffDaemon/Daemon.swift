@@ -44,6 +44,7 @@ public struct Daemon: Sendable {
         var peerSettings = PeerServiceSettings()
         peerSettings.listenAddress = config.peerListenAddress
         peerSettings.port = config.peerPort
+        peerSettings.staticPeers = config.staticPeers
         peerSettings.discovery = config.discovery
         peerSettings.handshakeTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds * 2 / 3)
         peerSettings.helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)

@@ -34,6 +34,9 @@ public struct DaemonConfiguration: Sendable {
     /// Folders synced by other means than Syncthing or Nextcloud: a name the same on every
     /// device, and the folder's path here (`synced-root = NAME=PATH`, repeatable).
     public var syncedRoots: [(name: String, path: String)] = []
+    /// Peers dialled at these addresses whatever mDNS says (`peer = HOST:PORT`,
+    /// repeatable): across VPNs and routed networks, where multicast does not reach.
+    public var staticPeers: [String] = []
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -103,6 +106,11 @@ public struct DaemonConfiguration: Sendable {
                 throw FileError(description: "synced-root must be NAME=/absolute/path, not \"\(value)\"")
             }
             syncedRoots.append((name, path))
+        case "peer":
+            guard (try? PeerService.hostAndPort(value)) != nil else {
+                throw FileError(description: "peer must be HOST:PORT (or [IPv6]:PORT), not \"\(value)\"")
+            }
+            staticPeers.append(value)
         case "discovery":
             guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
             discovery = value == "yes"

@@ -67,6 +67,9 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("max-streams-per-peer"), help: "Continuation streams open with one peer at once, each way (default: 8).")
     var maxStreamsPerPeer: Int?
 
+    @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial at HOST:PORT whatever mDNS says (repeatable).", valueName: "host:port"))
+    var peers: [String] = []
+
     @Flag(name: .customLong("no-discovery"), help: "Do not advertise or browse with Avahi.")
     var noDiscovery = false
 
@@ -91,6 +94,7 @@ struct Handoffd: AsyncParsableCommand {
                 ("max-streams-per-peer", maxStreamsPerPeer.map(String.init)),
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
+            for p in peers { try cfg.set("peer", p) }
         } catch {
             throw ValidationError("\(error)")
         }

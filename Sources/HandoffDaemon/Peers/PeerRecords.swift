@@ -26,5 +26,7 @@ struct ServiceRecord: Sendable {
     /// mDNS removed it while a dial (or the connection it made) was still running: kept
     /// until that ends, so a quick re-add finds its state instead of dialling twice.
     var gone = false
+    /// Configured (`peer = HOST:PORT`), not found by mDNS: never removed, retried on a timer.
+    var isStatic = false
     var instance: String { service.key.name + "." + service.key.domain }
 }

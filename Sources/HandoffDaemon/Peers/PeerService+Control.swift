@@ -66,7 +66,8 @@ extension PeerService {
         return .object(["offers": .array(list)])
     }
 
-    func trustDevice(_ text: String, name: String?) throws(APIError) -> JSONValue {
+    func trustDevice(_ text: String, name: String?, address: String? = nil) throws(APIError) -> JSONValue {
+        if let address { _ = try Self.hostAndPort(address) }
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch {
             throw APIError(status: 400, code: "bad_device_id", message: "\(error.description); `handoffctl id` on the other workstation prints its ID")
@@ -78,9 +79,10 @@ extension PeerService {
             throw APIError(status: 409, code: "removed", message: "\(id) was removed from your account on \(r.removedAt.rfc3339); removal is final: a device can come back only with a new identity")
         }
         let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
-        do { try trust.trust(id, name: chosen) } catch {
+        do { try trust.trust(id, name: chosen, address: address) } catch {
             throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
         }
+        if let address { addStaticPeer(address) }
         trusted(id)
         return .object(["id": .string(id.description), "name": .string(chosen), "trusted": .bool(true)])
     }

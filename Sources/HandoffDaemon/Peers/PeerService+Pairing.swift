@@ -144,7 +144,7 @@ extension PeerService {
 
     nonisolated func dialToPair(address host: String, port: Int, tag: String?) async {
         do {
-            let target = try await NIOThreadPool.singleton.runIfActive { try SocketAddress.makeAddressResolvingHost(host, port: port) }
+            let target = try await PeerService.resolve(host, port: port)
             // Any certificate but our own: the code, not a pinned ID, authenticates it.
             let channel = try await connectPeer(target, on: group, isTrusted: { _ in true })
             await serve(channel, dialled: nil, purpose: .pair)

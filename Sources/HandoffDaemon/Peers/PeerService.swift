@@ -108,6 +108,8 @@ public actor PeerService: Service {
             try avahi.start()
             avahi.publish(advertisement())
         }
+        for peer in settings.staticPeers { addStaticPeer(peer) }
+        for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
         let registry = self.registry
         let avahi = self.avahi
@@ -275,6 +277,7 @@ public actor PeerService: Service {
                     return
                 }
                 guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile (or a stranger let in to pair)
+                if purpose == .link && hello.purpose == .link { PeerService.tuneForLink(channel.channel) }
                 // Authenticated: the pre-authentication deadline and caps no longer apply.
                 try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                 if hello.purpose == .stream {
@@ -455,8 +458,10 @@ public actor PeerService: Service {
             record.gone = false
             let changed = record.service.txt["h"] != service.txt["h"] || record.service.address != service.address
             record.service = service
-            // mDNS says something changed: a trusted peer we lost is worth trying at once.
-            if changed, !(record.deviceID.map { !trust.isTrusted($0) } ?? false) { record.notBefore = nil }
+            // mDNS says something changed, or announced a trusted peer we are not linked to
+            // (its network came back): worth trying at once, whatever the backoff said.
+            let lostPeer = record.deviceID.map { trust.isTrusted($0) && links[$0] == nil } ?? false
+            if lostPeer || (changed && !(record.deviceID.map { !trust.isTrusted($0) } ?? false)) { record.notBefore = nil }
             services[service.key] = record
             considerDialling(service.key)
             considerPairing(service.key)
@@ -503,7 +508,7 @@ public actor PeerService: Service {
         let verdict = NIOLockedValueBox<PeerTLS.Verdict?>(nil)
         var connected = false
         do {
-            let target = try SocketAddress(ipAddress: address, port: port)
+            let target = try await PeerService.resolve(address, port: port)
             let channel = try await connectPeer(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
             connected = true
             await serve(channel, dialled: key)
@@ -534,7 +539,8 @@ public actor PeerService: Service {
             fallthrough
         case .unreadable, nil:
             record.failures += 1
-            let backoff = min(settings.maximumBackoff.nanoseconds, settings.minimumBackoff.nanoseconds << min(record.failures - 1, 16))
+            let ceiling = record.isStatic ? settings.maximumStaticBackoff : settings.maximumBackoff
+            let backoff = min(ceiling.nanoseconds, settings.minimumBackoff.nanoseconds << min(record.failures - 1, 16))
             record.notBefore = now.adding(nanoseconds: backoff)
         }
         services[key] = record
@@ -542,6 +548,27 @@ public actor PeerService: Service {
         if !record.isSelf { scheduleRetry(key) }
         // Another address of the same instance may be waiting for this dial to end.
         for (other, s) in services where other != key && s.instance == record.instance { considerDialling(other) }
+    }
+
+    /// A peer at a configured address: dialled like one found by mDNS, and never forgotten.
+    func addStaticPeer(_ text: String) {
+        guard let (host, port) = try? Self.hostAndPort(text) else {
+            logger.warning("ignored a peer address", metadata: ["peer": "\(text)"])
+            return
+        }
+        let key = ServiceKey(interfaceIndex: -1, ipv6: host.contains(":"), name: "\(host):\(port)", domain: "static")
+        guard services[key] == nil else { return }
+        var record = ServiceRecord(service: DiscoveredService(key: key, hostName: host, address: host, port: UInt16(port), txt: [:]))
+        record.isStatic = true
+        services[key] = record
+        logger.info("static peer", metadata: ["address": "\(host)", "port": "\(port)"])
+        considerDialling(key)
+    }
+
+    /// A numeric address as it is; a host name through the resolver (off the event loop).
+    static func resolve(_ host: String, port: Int) async throws -> SocketAddress {
+        if let address = try? SocketAddress(ipAddress: host, port: port) { return address }
+        return try await NIOThreadPool.singleton.runIfActive { try SocketAddress.makeAddressResolvingHost(host, port: port) }
     }
 
     func noteUntrusted(_ id: DeviceID, address: String, name: String?) {
@@ -561,6 +588,18 @@ public actor PeerService: Service {
 
 extension PeerService {
     static let rememberedStrangers = 64
+    /// A link carries small messages: notice its death within about 9 s (3 s idle, then 3
+    /// probes 2 s apart; unacknowledged data is given up on after 9 s too). Stream
+    /// connections keep the looser settings every connection starts with, so a reader
+    /// that is only slow (a zero window, probes answered) is never cut.
+    static let userTimeout = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: 18))  // TCP_USER_TIMEOUT
+
+    static func tuneForLink(_ channel: Channel) {
+        _ = channel.setOption(keepIdle, value: 3)
+        _ = channel.setOption(keepInterval, value: 2)
+        _ = channel.setOption(keepCount, value: 3)
+        _ = channel.setOption(userTimeout, value: 9000)
+    }
     // A peer that vanished (power cut, network change) is noticed in about 25 s instead of
     // Linux's default two hours, so its stale link cannot shut out its return.
     static let keepIdle = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_KEEPIDLE))

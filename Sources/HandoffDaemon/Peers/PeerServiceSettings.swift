@@ -8,6 +8,11 @@ public struct PeerServiceSettings: Sendable {
     public var port = 0
     /// Advertise and browse with Avahi.
     public var discovery = true
+    /// HOST:PORT of peers to dial whatever mDNS says (`peer =` in handoffd.conf).
+    public var staticPeers: [String] = []
+    /// Backoff ceiling for static peers (no mDNS says when one is back, so they are
+    /// tried on a timer alone).
+    public var maximumStaticBackoff: TimeAmount = .seconds(30)
     /// Before the hello a connection holds a stranger's slot: keep that short. TLS 1.3
     /// takes one round trip, milliseconds on a LAN.
     public var handshakeTimeout: TimeAmount = .seconds(3)
@@ -27,9 +32,11 @@ public struct PeerServiceSettings: Sendable {
     public var maximumFrameBytes = 1 << 20
     /// An untrusted device is dialled again no sooner than this.
     public var untrustedRetry: TimeAmount = .minutes(5)
-    /// Backoff for a trusted device that could not be reached: doubles up to the maximum.
+    /// Backoff for a trusted device that could not be reached: doubles up to the maximum,
+    /// kept short so a peer whose network comes back is found again within seconds (it is
+    /// dialled only while mDNS still lists it).
     public var minimumBackoff: TimeAmount = .milliseconds(500)
-    public var maximumBackoff: TimeAmount = .seconds(60)
+    public var maximumBackoff: TimeAmount = .seconds(4)
     /// Continuation streams with one peer at once, each way (they count against the
     /// connection caps too).
     public var maximumStreamsPerPeer = 8

@@ -10,6 +10,8 @@ public final class TrustStore: Sendable {
         public var id: DeviceID
         public var name: String
         public var addedAt: Timestamp
+        /// Where to dial it whatever mDNS says (`trust ID --address HOST:PORT`).
+        public var address: String?
     }
 
     private let path: String
@@ -28,10 +30,10 @@ public final class TrustStore: Sendable {
 
     /// Adds or renames a trusted device.
     @discardableResult
-    public func trust(_ id: DeviceID, name: String) throws -> Entry {
+    public func trust(_ id: DeviceID, name: String, address: String? = nil) throws -> Entry {
         // Saved first: what the API reports and what is in force must agree.
         var snapshot = entries.withLockedValue { $0 }
-        snapshot[id] = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? SystemClock.now())
+        snapshot[id] = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? SystemClock.now(), address: address ?? snapshot[id]?.address)
         try save(snapshot)
         let entry = snapshot[id]!
         entries.withLockedValue { $0[id] = entry }
@@ -50,7 +52,9 @@ public final class TrustStore: Sendable {
 
     private func save(_ snapshot: [DeviceID: Entry]) throws {
         let list: [JSONValue] = snapshot.values.sorted { $0.addedAt < $1.addedAt }.map {
-            .object(["id": .string($0.id.description), "name": .string($0.name), "addedAt": .string($0.addedAt.rfc3339)])
+            var o: JSONObject = ["id": .string($0.id.description), "name": .string($0.name), "addedAt": .string($0.addedAt.rfc3339)]
+            if let a = $0.address { o["address"] = .string(a) }
+            return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "devices": .array(list)])
         try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
@@ -64,7 +68,8 @@ public final class TrustStore: Sendable {
             for item in list {
                 guard let o = item.objectValue, let idText = o["id"]?.stringValue, let id = try? DeviceID(parsing: idText) else { continue }
                 out[id] = Entry(id: id, name: o["name"]?.stringValue ?? "",
-                                addedAt: o["addedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(seconds: 0))
+                                addedAt: o["addedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(seconds: 0),
+                                address: o["address"]?.stringValue)
             }
             return out
         } catch {
