@@ -112,4 +112,36 @@ struct AccountLogTests {
         #expect(a.log.merge(bs.reversed()).count == 2)
         #expect(a.members.isSuperset(of: [c.id, d.id]))
     }
+
+    /// One member cannot fill the log: its statements are capped, others still get in.
+    @Test func oneSignerCannotFreezeTheLog() throws {
+        var a = try Device(), b = try Device(), c = try Device()
+        try a.add(b, at: 1); try b.add(a, at: 1); _ = a.hear(b); _ = b.hear(a)
+        // b (a stolen laptop, say) signs as many removals of made-up devices as it may.
+        for n in 0..<AccountLog.maximumStatementsPerSigner - 1 {
+            _ = try b.log.append(.remove, subject: DeviceID(bytes: Array(repeating: UInt8(n), count: 32)), name: "", certificate: [],
+                                 at: Timestamp(seconds: Int64(10 + n)), key: b.identity.signingKey)
+        }
+        #expect(throws: AccountLog.Full.self) { try b.remove(c, at: 999) }
+        _ = a.hear(b)
+        // a's own removal of b still counts, everywhere.
+        try a.remove(b, at: 1000)
+        var d = try Device()
+        try d.add(a, at: 2); try a.add(d, at: 2)
+        _ = d.hear(a)
+        #expect(!d.members.contains(b.id) && !a.members.contains(b.id))
+    }
+
+    /// Names are cut at a character boundary, so the statement decodes everywhere.
+    @Test func longNamesAreCutWhole() throws {
+        let name = String(repeating: "é", count: 40)  // 80 bytes
+        let cut = AccountStatement.cut(name, toBytes: 64)
+        #expect(cut.utf8.count == 64 && cut == String(repeating: "é", count: 32))
+        #expect(AccountStatement.cut("日本語のラップトップのなまえがとてもながい", toBytes: 64).utf8.count <= 64)
+        var a = try Device(), b = try Device()
+        let s = try a.log.append(.add, subject: b.id, name: name, certificate: b.identity.certificateDER, at: Timestamp(seconds: 1),
+                                 key: a.identity.signingKey)
+        #expect(try AccountStatement(decoding: s.encoded) == s)
+        _ = b
+    }
 }

@@ -126,8 +126,16 @@ struct PairingTests {
     @Test func attemptsAreLimitedAndTheWindowExpires() {
         var w = PairingWindow()
         w.open(at: t0, tag: "x")
+        // Connections that never get to a code do not use the window up...
+        for n in 0..<10 {
+            let id = w.begin(peer: m, name: "evil", address: "", at: at(Int64(n)))!
+            w.attemptEnded(id, reason: "said nothing")
+        }
+        #expect(w.isOpen(at: at(10)))
+        // ...attempts that do, do.
         for n in 0..<PairingWindow.maximumAttempts {
             let id = w.begin(peer: m, name: "evil", address: "", at: at(Int64(n)))!
+            w.codeReady(id, code: "000000")
             w.attemptEnded(id, reason: "no")
         }
         #expect(!w.isOpen(at: at(10)), "too many attempts close the window")

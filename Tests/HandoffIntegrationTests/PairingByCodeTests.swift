@@ -161,5 +161,26 @@ extension WorkstationTests {
             }
         }
     }
+
+    /// A stranger on c floods a's peer port while a and b pair: pairing still works.
+    @Test func aFloodFromAThirdHostLeavesPairingWorking() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            let address = try await net.address("a"), port = try net.peerPort("a"), attacker = try await net.address("c")
+            let flooder = try await net.spawn("c", log: net.directory + "/flood.log", [
+                "python3", TestEnvironment.packageRoot + "/scripts/peer-flood", "flood", address, String(port),
+                "--junk", "1000", "--oversize", "50", "--idle", "64", "--hold", "30",
+            ])
+            defer { net.stop(flooder, SIGKILL) }
+            try await eventually(10, "the flood to be refused") {
+                ((try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? "").contains("refusing peer connections from \(attacker)")
+            }
+            try await net.pairByCode("a", "b")
+            let idB = try await net.deviceID("b")
+            try await eventually(20, "a and b to link during the flood") { try await net.isConnected("a", to: idB) }
+            #expect(try await net.wait(flooder, timeout: 0.1) == nil, "the flood was still on while they paired")
+        }
+    }
 }
 }

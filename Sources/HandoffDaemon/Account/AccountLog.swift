@@ -14,7 +14,11 @@ import X509
 ///   later, by anyone, brings a device back.
 /// - Members: introduced and not removed. If this device itself was removed, it is alone.
 struct AccountLog: Sendable {
-    static let maximumStatements = 512
+    /// Each signer's statements are capped, so one member (say a stolen laptop not yet
+    /// removed) cannot fill the log and freeze it for everyone; with at most
+    /// `maximumStatementsPerSigner` members' worth of signers that bounds the whole log.
+    static let maximumStatementsPerSigner = 64
+    static let maximumSigners = 64
 
     struct Member: Sendable, Equatable {
         let id: DeviceID
@@ -53,15 +57,17 @@ struct AccountLog: Sendable {
         var pending = incoming.filter { !known.contains($0.hash) }
         var accepted: [AccountStatement] = []
         var progress = true
-        while progress && !pending.isEmpty && statements.count < Self.maximumStatements {
+        while progress && !pending.isEmpty {
             progress = false
             var rest: [AccountStatement] = []
-            for s in pending {
-                guard statements.count < Self.maximumStatements, !known.contains(s.hash) else { continue }
-                guard let key = keys[s.signer], s.previous == AccountStatement.none || known.contains(s.previous), s.verifies(with: key) else {
+            for s in pending where !known.contains(s.hash) {
+                // Waiting for the signer's key or its previous statement: maybe later in the batch.
+                guard let key = keys[s.signer], s.previous == AccountStatement.none || known.contains(s.previous) else {
                     rest.append(s)
                     continue
                 }
+                // A bad signature never becomes good: dropped at once, checked once.
+                guard s.verifies(with: key), hasRoom(for: s.signer) else { continue }
                 accept(s)
                 accepted.append(s)
                 progress = true
@@ -71,6 +77,15 @@ struct AccountLog: Sendable {
         return accepted
     }
 
+    private func hasRoom(for signer: DeviceID) -> Bool {
+        let counts = statementsPerSigner
+        return (counts[signer] ?? 0) < Self.maximumStatementsPerSigner && (counts[signer] != nil || counts.count < Self.maximumSigners)
+    }
+
+    private var statementsPerSigner: [DeviceID: Int] {
+        statements.reduce(into: [:]) { $0[$1.signer, default: 0] += 1 }
+    }
+
     private mutating func accept(_ s: AccountStatement) {
         statements.append(s)
         known.insert(s.hash)
@@ -78,8 +93,13 @@ struct AccountLog: Sendable {
     }
 
     /// A statement by this device, chained after its previous one.
+    struct Full: Error, CustomStringConvertible {
+        var description: String { "this device has signed \(AccountLog.maximumStatementsPerSigner) account statements, the most a member may" }
+    }
+
     mutating func append(_ kind: AccountStatement.Kind, subject: DeviceID, name: String, certificate: [UInt8], at: Timestamp,
                          key: P256.Signing.PrivateKey) throws -> AccountStatement {
+        guard hasRoom(for: own) else { throw Full() }
         let mine = statements.filter { $0.signer == own }
         let referenced = Set(mine.map(\.previous))
         let head = mine.last { !referenced.contains($0.hash) }?.hash ?? AccountStatement.none
@@ -104,7 +124,7 @@ struct AccountLog: Sendable {
         }
         var removals: [DeviceID: AccountStatement] = [:]
         for s in statements where s.kind == .remove && introduced[s.signer] != nil {
-            if let r = removals[s.subject], r.at <= s.at { continue }
+            if let r = removals[s.subject], r.at < s.at || (r.at == s.at && !s.hash.lexicographicallyPrecedes(r.hash)) { continue }
             removals[s.subject] = s
         }
         func name(_ id: DeviceID) -> String { adds.first { $0.subject == id }?.name ?? "" }

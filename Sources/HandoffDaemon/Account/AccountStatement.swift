@@ -53,9 +53,22 @@ struct AccountStatement: Sendable, Hashable {
     /// The statement's identity: SHA-256 of its encoding.
     var hash: [UInt8] { Array(SHA256.hash(data: encoded)) }
 
+    /// The longest prefix of whole characters (scalars) that fits in `limit` UTF-8 bytes.
+    static func cut(_ text: String, toBytes limit: Int) -> String {
+        var out = String.UnicodeScalarView(), used = 0
+        for scalar in text.unicodeScalars {
+            let n = String(scalar).utf8.count
+            guard used + n <= limit else { break }
+            out.append(scalar)
+            used += n
+        }
+        return String(out)
+    }
+
     static func make(_ kind: Kind, subject: DeviceID, name: String, certificate: [UInt8], previous: [UInt8], at: Timestamp,
                      signer: DeviceID, key: P256.Signing.PrivateKey) throws -> AccountStatement {
-        let trimmed = String(decoding: Array(name.utf8.prefix(maximumName)), as: UTF8.self)
+        let trimmed = Self.cut(name, toBytes: maximumName)
+        guard certificate.count <= maximumCertificate else { throw Invalid(description: "a certificate over \(maximumCertificate) bytes cannot go in the account") }
         let bytes = signedBytes(kind: kind, subject: subject, signer: signer, previous: previous, at: at, name: trimmed, certificate: certificate)
         let signature = try key.signature(for: bytes).derRepresentation
         return AccountStatement(kind: kind, subject: subject, signer: signer, previous: previous, at: at, name: trimmed,

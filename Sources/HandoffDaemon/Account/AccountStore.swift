@@ -1,5 +1,9 @@
 import HandoffCore
+import HandoffWire
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The account's statements on disk: `account.json` in the state directory, each
 /// statement's bytes in base64, in the order they were taken. Written whole, atomically.
@@ -21,8 +25,10 @@ public struct AccountStore: Sendable {
             }
             return out
         } catch {
-            // The members would fall back to those trusted by ID; say so loudly.
-            logger.error("the account of devices could not be read; starting from this device alone", metadata: ["file": "\(path)", "error": "\(error)"])
+            // Kept for the user (not overwritten by the next save); say so loudly.
+            let aside = path + ".unreadable-\(SystemClock.now().seconds)"
+            _ = rename(path, aside)
+            logger.error("the account of devices could not be read; starting from this device alone", metadata: ["file": "\(path)", "kept as": "\(aside)", "error": "\(error)"])
             return []
         }
     }

@@ -58,17 +58,19 @@ struct PairingWindow {
     }
 
     /// A pairing connection wants to start; its id, or nil when it must be refused.
+    /// Attempts count once they have a code (a stranger that connects and says nothing
+    /// is cut off by a deadline instead, without using up the window).
     mutating func begin(peer: DeviceID, name: String, address: String, at now: Timestamp) -> UInt64? {
         guard isOpen(at: now), attempt == nil, paired == nil, attempts < Self.maximumAttempts else { return nil }
-        attempts += 1
         defer { nextID += 1 }
         attempt = Attempt(id: nextID, peer: peer, name: name, address: address)
         return nextID
     }
 
     mutating func codeReady(_ id: UInt64, code: String) {
-        guard attempt?.id == id else { return }
+        guard attempt?.id == id, attempt?.code == nil else { return }
         attempt?.code = code
+        attempts += 1
     }
 
     /// The user here confirms `code` (typed, or answered yes to).

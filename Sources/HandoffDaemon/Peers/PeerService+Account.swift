@@ -10,13 +10,26 @@ extension PeerService {
     /// as paired), and tell it everything.
     func linked(_ link: PeerLink, certificate: [UInt8]) async {
         if !account.membership.members.contains(where: { $0.id == link.deviceID }) {
-            await addToAccount(link.deviceID, name: link.deviceName, certificate: certificate)
+            if certificate.count <= AccountStatement.maximumCertificate {
+                await addToAccount(link.deviceID, name: link.deviceName, certificate: certificate)
+            } else {
+                logger.warning("not added to the account: its certificate is over 2048 bytes", metadata: ["peer": "\(link.deviceName)"])
+            }
         }
-        link.send(.account(account.statements.map(\.encoded)))
+        Self.sendAccount(account.statements, to: link)
+    }
+
+    /// In messages of at most 200 statements (about 450 KB), well inside a frame.
+    static func sendAccount(_ statements: [AccountStatement], to link: PeerLink) {
+        var rest = statements[...]
+        while !rest.isEmpty {
+            link.send(.account(rest.prefix(200).map(\.encoded)))
+            rest = rest.dropFirst(200)
+        }
     }
 
     func addToAccount(_ id: DeviceID, name: String, certificate: [UInt8]) async {
-        guard !account.membership.removed.contains(where: { $0.id == id }) else { return }
+        guard !isRemoved(id) else { return }
         do {
             let s = try account.append(.add, subject: id, name: name, certificate: certificate, at: SystemClock.now(), key: identity.signingKey)
             logger.info("added to the account", metadata: ["name": "\(name)", "id": "\(id.shortID)"])
@@ -43,7 +56,13 @@ extension PeerService {
         do { try accountStore.save(account.statements) } catch {
             logger.error("could not save the account of devices", metadata: ["error": "\(error)"])
         }
-        for link in links.values where link !== except { link.send(.account(new.map(\.encoded))) }
+        for link in links.values where link !== except { Self.sendAccount(new, to: link) }
+        reconcileTrust()
+    }
+
+    /// Trust follows the membership: members are trusted, removed devices are not (also at
+    /// start, in case an earlier untrust could not be written to disk).
+    func reconcileTrust() {
         let (members, removed) = account.membership
         for m in members where m.id != identity.deviceID && !trust.isTrusted(m.id) {
             do {

@@ -10,6 +10,9 @@ struct PairingConnection {
     let id: UInt64
     let channel: Channel
     let confirm: AsyncStream<Void>.Continuation
+    /// The HOST:PORT the user gave (`pair --address`): where to dial the peer afterwards,
+    /// since mDNS may not reach it.
+    let dialledAddress: String?
 }
 
 /// Pairing by a short code (Docs/PeerProtocol.md §16): `handoffctl pair` on both
@@ -38,7 +41,7 @@ extension PeerService {
             logger.info("pairing window open", metadata: ["seconds": "\(PairingWindow.duration / 1_000_000_000)"])
         }
         if let target {
-            enqueue(.dialToPair(address: target.host, port: target.port, tag: nil))
+            enqueue(.dialToPair(address: target.host, port: target.port, tag: nil, given: address))
         } else {
             for key in services.keys { considerPairing(key) }
         }
@@ -139,15 +142,15 @@ extension PeerService {
         // One dial per tag at a time: two connections at once (its IPv4 and IPv6
         // addresses) could each take one side's only attempt slot and both fail.
         guard !pairingUnreachable.contains(theirs + "@" + record.service.address), pairingDialled.insert(theirs).inserted else { return }
-        enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port), tag: theirs))
+        enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port), tag: theirs, given: nil))
     }
 
-    nonisolated func dialToPair(address host: String, port: Int, tag: String?) async {
+    nonisolated func dialToPair(address host: String, port: Int, tag: String?, given: String?) async {
         do {
             let target = try await PeerService.resolve(host, port: port)
             // Any certificate but our own: the code, not a pinned ID, authenticates it.
             let channel = try await connectPeer(target, on: group, isTrusted: { _ in true })
-            await serve(channel, dialled: nil, purpose: .pair)
+            await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given)
         } catch {
             logger.info("could not reach a workstation to pair with", metadata: ["address": "\(host)", "port": "\(port)", "error": "\(error)"])
             await pairingDialFailed("could not reach \(host) port \(port) to pair: \(error)", tag: tag, address: host)
@@ -170,17 +173,20 @@ extension PeerService {
 
     /// Runs the code exchange on a connection whose hellos are done, then waits for the
     /// users' confirmations. Whatever happens, the connection carries nothing else.
-    nonisolated func pair(with peer: DeviceID, name: String, address: String, role: PairingExchange.Role,
+    nonisolated func pair(with peer: DeviceID, name: String, address: String, dialledAddress: String?, role: PairingExchange.Role,
                           messages: inout NIOAsyncChannelInboundStream<PeerMessage>.AsyncIterator,
                           outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel) async {
         let (confirms, sink) = AsyncStream.makeStream(of: Void.self)
-        guard let id = await beginPairing(peer: peer, name: name, address: address, channel: channel, confirm: sink) else {
+        guard let id = await beginPairing(peer: peer, name: name, address: address, channel: channel, confirm: sink, dialledAddress: dialledAddress) else {
             try? await outbound.write(.error(code: "pairing-closed", message: "this workstation is not pairing now (or is pairing with another): run `handoffctl pair` on it"))
             return
         }
         // The users need a moment to compare codes: the pre-authentication deadline gives
         // way to the pairing window's own.
         try? await channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+        // Until the code is shown, a short deadline still holds: a stranger who connects
+        // and says nothing must not keep the window's one attempt slot.
+        let noCode = channel.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
         let writer = Task { for await _ in confirms { try? await outbound.write(.pairConfirm) } }
         var exchange = PairingExchange(role: role, own: identity.deviceID, peer: peer)
         var reason = "the other workstation ended the pairing"
@@ -190,8 +196,14 @@ extension PeerService {
                 switch m {
                 case .pairCommit, .pairNonce:
                     for reply in try exchange.receive(m) { try await outbound.write(reply) }
-                    if let code = exchange.code { await pairingCodeReady(id, code: code) }
+                    if let code = exchange.code {
+                        noCode.cancel()
+                        await pairingCodeReady(id, code: code)
+                    }
                 case .pairConfirm:
+                    guard exchange.code != nil else {
+                        throw PairingExchange.Failure(code: "unexpected-message", description: "a confirmation before the code was worked out")
+                    }
                     if await pairingConfirmedThere(id) { break loop }
                 case .error(_, let message):
                     reason = "the other workstation stopped: \(message)"
@@ -208,16 +220,22 @@ extension PeerService {
         }
         // Our own pairConfirm may still be queued (the user confirmed just as the other
         // side's arrived): let the writer send it before the connection closes.
+        noCode.cancel()
         sink.finish()
         await writer.value
         await pairingAttemptEnded(id, reason: reason)
     }
 
-    private func beginPairing(peer: DeviceID, name: String, address: String, channel: Channel,
-                              confirm: AsyncStream<Void>.Continuation) async -> UInt64? {
+    private func beginPairing(peer: DeviceID, name given: String, address: String, channel: Channel,
+                              confirm: AsyncStream<Void>.Continuation, dialledAddress: String?) async -> UInt64? {
         let shown = Self.tidy([address]).first ?? address
+        let name = AccountStatement.cut(given, toBytes: AccountStatement.maximumName)  // the peer chose it
+        guard !isRemoved(peer) else {
+            logger.warning("refused to pair with a device removed from the account", metadata: ["id": "\(peer.shortID)"])
+            return nil
+        }
         guard let id = pairing.begin(peer: peer, name: name, address: shown, at: SystemClock.now()) else { return nil }
-        pairingAttempt = PairingConnection(id: id, channel: channel, confirm: confirm)
+        pairingAttempt = PairingConnection(id: id, channel: channel, confirm: confirm, dialledAddress: dialledAddress)
         logger.info("pairing with a workstation", metadata: ["name": "\(name)", "address": "\(address)", "id": "\(peer.shortID)"])
         await announcePairing()
         return id
@@ -237,7 +255,8 @@ extension PeerService {
 
     private func completePairing(_ id: UInt64) async {
         guard let a = pairing.attempt, a.id == id else { return }
-        do { try trust.trust(a.peer, name: a.name) } catch {
+        let given = pairingAttempt?.dialledAddress
+        do { try trust.trust(a.peer, name: a.name, address: given) } catch {
             pairing.attemptEnded(id, reason: "could not save the trusted devices: \(error)")
             pairingAttempt?.channel.close(promise: nil)
             await announcePairing()
@@ -251,9 +270,12 @@ extension PeerService {
         pairingTimer = nil
         publishAdvertisement()
         logger.info("paired", metadata: ["name": "\(a.name)", "id": "\(a.peer.shortID)"])
+        if let given { addStaticPeer(given) }
         trusted(a.peer)
         await announcePairing()
-        _ = channel  // closed by whichever side finishes its loop last
+        // The other side closes once it has our confirmation; if it does not, we do, once
+        // ours has surely left.
+        if let channel { channel.eventLoop.scheduleTask(in: .seconds(3)) { channel.close(promise: nil) } }
     }
 
     private func pairingAttemptEnded(_ id: UInt64, reason: String) async {

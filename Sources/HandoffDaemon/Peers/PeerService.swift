@@ -72,7 +72,7 @@ public actor PeerService: Service {
     enum Work: Sendable {
         case serve(PeerChannel)
         case dial(ServiceKey, address: String, port: Int)
-        case dialToPair(address: String, port: Int, tag: String?)
+        case dialToPair(address: String, port: Int, tag: String?, given: String?)
 
     }
 
@@ -109,6 +109,7 @@ public actor PeerService: Service {
             avahi.publish(advertisement())
         }
         for peer in settings.staticPeers { addStaticPeer(peer) }
+        reconcileTrust()
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
         let registry = self.registry
@@ -138,8 +139,8 @@ public actor PeerService: Service {
                         tasks.addTask { await self.serve(channel, dialled: nil) }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
-                    case .dialToPair(let address, let port, let tag):
-                        tasks.addTask { await self.dialToPair(address: address, port: port, tag: tag) }
+                    case .dialToPair(let address, let port, let tag, let given):
+                        tasks.addTask { await self.dialToPair(address: address, port: port, tag: tag, given: given) }
                     }
                 }
             }
@@ -246,7 +247,7 @@ public actor PeerService: Service {
 
     /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
     /// nil for one that came in.
-    nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link) async {
+    nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link, pairingAddress: String? = nil) async {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
         let ourPort = await listenPort
         do {
@@ -272,7 +273,8 @@ public actor PeerService: Service {
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
                 // We dialled to pair, or a pairing connection came in.
                 if purpose == .pair || (hello.purpose == .pair && dialled == nil) {
-                    await self.pair(with: peerID, name: hello.deviceName, address: remote, role: purpose == .pair ? .initiator : .responder,
+                    await self.pair(with: peerID, name: hello.deviceName, address: remote, dialledAddress: pairingAddress,
+                                    role: purpose == .pair ? .initiator : .responder,
                                     messages: &messages, outbound: outbound, channel: channel.channel)
                     return
                 }

@@ -84,7 +84,7 @@ enum StreamRelay {
                 case .open:
                     let f = StreamFailure("protocol", "an app sent an open frame; only handoffd sends those")
                     if state.fail(f) {
-                        try? await app.outbound.write(f.frame)
+                        await sendLast(f.frame, toApp: app)
                         await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol").peerFrame, on: peerChannel)
                     }
                     peerChannel.close(promise: nil)
@@ -100,7 +100,7 @@ enum StreamRelay {
         } catch let e as PeerProtocolError {
             // The app's bytes broke the frame rules (a frame over the cap, say): both sides hear it.
             if state.fail(StreamFailure("protocol", "the app's frames broke the stream's rules: \(e.message)")) {
-                try? await app.outbound.write(StreamFailure("protocol", "your frames broke the stream's rules: \(e.message)").frame)
+                await sendLast(StreamFailure("protocol", "your frames broke the stream's rules: \(e.message)").frame, toApp: app)
                 await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol: \(e.message)").peerFrame, on: peerChannel)
             }
             peerChannel.close(promise: nil)
@@ -108,7 +108,7 @@ enum StreamRelay {
         } catch {
             // Writing to the peer failed (it went away), or reading the app failed.
             let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream")
-            if state.fail(f) { try? await app.outbound.write(f.frame) }
+            if state.fail(f) { await sendLast(f.frame, toApp: app) }
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
         }
@@ -123,11 +123,22 @@ enum StreamRelay {
         limit.cancel()
     }
 
+    /// The same for the app's end: its last frame (a failure) is on the wire before the
+    /// relay closes the app's connection.
+    static func sendLast(_ frame: StreamFrame, toApp app: AppStreamEnd) async {
+        let channel = app.channel
+        let limit = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+        try? await channel.writeAndFlush(frame).get()
+        limit.cancel()
+    }
+
     /// The peer's direction, to `app`; without an app (a stream file at the origin) what
     /// arrives is counted and dropped, with the same rules for its end and its failures.
     static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd?, peerName: String, state: State) async {
         func fail(_ f: StreamFailure) async {
-            if state.fail(f) { try? await app?.outbound.write(f.frame) }
+            // Flushed before the relay closes the app's connection, or the app would see
+            // a bare close instead of the reason.
+            if state.fail(f), let app { await sendLast(f.frame, toApp: app) }
         }
         var ended = false
         do {
