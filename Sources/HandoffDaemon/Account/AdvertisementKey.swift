@@ -1,0 +1,107 @@
+import Crypto
+import HandoffCore
+import Logging
+
+/// The key the account's members share to recognise each other's advertisements
+/// (Docs/PeerProtocol.md §3.1): 32 random bytes and a generation. Members exchange it on
+/// their links and keep the greatest (generation, then bytes); removing a device makes a
+/// new one of the next generation, which the removed device never hears.
+struct AdvertisementKey: Sendable, Equatable {
+    let generation: UInt64
+    let key: [UInt8]
+
+    static func random(generation: UInt64) -> AdvertisementKey {
+        var g = SystemRandomNumberGenerator()
+        return AdvertisementKey(generation: generation, key: (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+
+    /// Whether `other` should replace this one.
+    func isSupersededBy(_ other: AdvertisementKey) -> Bool {
+        other.generation > generation || (other.generation == generation && key.lexicographicallyPrecedes(other.key))
+    }
+}
+
+/// `advertisement-key.json` in the state directory (mode 0600): the current key and the
+/// previous one (members that were away during a rotation still advertise with it).
+struct AdvertisementKeyStore: Sendable {
+    let path: String
+
+    init(stateDirectory: String) { path = stateDirectory + "/advertisement-key.json" }
+
+    func load(logger: Logger) -> [AdvertisementKey] {
+        guard let bytes = try? AtomicFile.read(path), let doc = try? JSONValue(parsing: bytes),
+              let items = doc.objectValue?["keys"]?.arrayValue else { return [] }
+        return items.compactMap { v in
+            guard let o = v.objectValue, case .integer(let g)? = o["generation"], g >= 0, let k = o["key"]?.stringValue,
+                  let key = Base64.decode(k), key.count == 32 else { return nil }
+            return AdvertisementKey(generation: UInt64(g), key: key)
+        }
+    }
+
+    func save(_ keys: [AdvertisementKey]) throws {
+        let doc: JSONValue = .object(["version": .integer(1), "keys": .array(keys.map {
+            .object(["generation": .integer(Int64(clamping: $0.generation)), "key": .string(Base64.encode($0.key))])
+        })])
+        try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path, mode: 0o600)
+    }
+}
+
+/// What the advertisement says, worked out without I/O: a random instance name and, in
+/// TXT `t`, a random nonce and a tag only holders of the key can make or check:
+/// HMAC-SHA256(key, "handoff-adv-v1" ‖ epoch ‖ nonce), first 8 bytes. An epoch is 15
+/// minutes; a tag of the epoch before or after also counts (clocks differ).
+enum PrivateAdvertisement {
+    static let epochSeconds: Int64 = 900
+
+    static func epoch(at now: Timestamp, length: Int64 = epochSeconds) -> Int64 { now.seconds / max(1, length) }
+
+    static func randomHex(_ bytes: Int) -> String {
+        var g = SystemRandomNumberGenerator()
+        return (0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) }.hexString
+    }
+
+    static func tag(key: [UInt8], epoch: Int64, nonce: [UInt8]) -> [UInt8] {
+        var data = Array("handoff-adv-v1".utf8)
+        data += withUnsafeBytes(of: epoch.bigEndian, Array.init)
+        data += nonce
+        return Array(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)).prefix(8))
+    }
+
+    /// TXT `t`: 8 bytes of nonce and 8 of tag, in hex.
+    static func txt(key: [UInt8], epoch: Int64, nonce: [UInt8]) -> String {
+        (nonce + tag(key: key, epoch: epoch, nonce: nonce)).hexString
+    }
+
+    /// Whether `t` was made with one of `keys` in an epoch next to `epoch`.
+    static func verifies(_ t: String, keys: [[UInt8]], epoch: Int64) -> Bool {
+        guard t.utf8.count == 32, let bytes = Base16.decode(t) else { return false }
+        let nonce = Array(bytes.prefix(8)), tag = Array(bytes.suffix(8))
+        for key in keys {
+            for e in (epoch - 1)...(epoch + 1) where Self.tag(key: key, epoch: e, nonce: nonce) == tag { return true }
+        }
+        return false
+    }
+}
+
+enum Base16 {
+    static func decode(_ text: String) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i < chars.count {
+            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: c - 48
+        case 97...102: c - 87
+        default: nil
+        }
+    }
+}
