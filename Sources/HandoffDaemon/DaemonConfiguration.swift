@@ -37,6 +37,8 @@ public struct DaemonConfiguration: Sendable {
     /// Peers dialled at these addresses whatever mDNS says (`peer = HOST:PORT`,
     /// repeatable): across VPNs and routed networks, where multicast does not reach.
     public var staticPeers: [String] = []
+    /// Seconds between changes of the advertisement's random name and tag (at least 10).
+    public var advertisementRotationSeconds: Int64 = 900
 
     public init() {
         deviceName = DaemonConfiguration.hostName()
@@ -106,6 +108,9 @@ public struct DaemonConfiguration: Sendable {
                 throw FileError(description: "synced-root must be NAME=/absolute/path, not \"\(value)\"")
             }
             syncedRoots.append((name, path))
+        case "advertisement-rotation-seconds":
+            guard let n = Int64(value), n >= 10 else { throw FileError(description: "advertisement-rotation-seconds must be 10 or more") }
+            advertisementRotationSeconds = n
         case "peer":
             guard (try? PeerService.hostAndPort(value)) != nil else {
                 throw FileError(description: "peer must be HOST:PORT (or [IPv6]:PORT), not \"\(value)\"")

@@ -31,6 +31,8 @@ public enum PeerMessage: Sendable, Equatable {
     case pairConfirm
     /// On the link: account statements (Docs/PeerProtocol.md §17), each as its bytes.
     case account([[UInt8]])
+    /// On the link: the account's shared advertisement key (§3.1) and its generation.
+    case advertisementKey(generation: UInt64, key: [UInt8])
 
     public enum FetchResult: Sendable, Equatable {
         case activity(Activity, stale: Bool)
@@ -53,6 +55,7 @@ public enum PeerMessage: Sendable, Equatable {
         case .pairNonce: 0x0B
         case .pairConfirm: 0x0C
         case .account: 0x0D
+        case .advertisementKey: 0x0E
         }
     }
 }

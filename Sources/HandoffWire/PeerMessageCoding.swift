@@ -59,6 +59,8 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(["nonce": .data(bytes)]))
         case .pairConfirm:
             out += PropertyBinaryEncoding.encode(.dictionary([:]))
+        case .advertisementKey(let generation, let key):
+            out += PropertyBinaryEncoding.encode(.dictionary(["generation": .integer(Int64(clamping: generation)), "key": .data(key)]))
         case .account(let statements):
             out += PropertyBinaryEncoding.encode(.dictionary(["statements": .array(statements.map(PropertyValue.data))]))
         case .stream(let frame):
@@ -153,6 +155,11 @@ public enum PeerMessageCoding {
             return .pairNonce(n)
         case 0x0C:
             return .pairConfirm
+        case 0x0E:
+            guard case .integer(let g)? = d["generation"], g >= 0, case .data(let key)? = d["key"], key.count == 32 else {
+                throw .malformed("advertisementKey needs a generation and a 32-byte key")
+            }
+            return .advertisementKey(generation: UInt64(g), key: key)
         case 0x0D:
             guard case .array(let items)? = d["statements"], items.count <= 1024 else { throw .malformed("account needs statements (1024 at most)") }
             var out: [[UInt8]] = []

@@ -70,6 +70,9 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial at HOST:PORT whatever mDNS says (repeatable).", valueName: "host:port"))
     var peers: [String] = []
 
+    @Option(name: .customLong("advertisement-rotation-seconds"), help: ArgumentHelp("Seconds between new random advertisement names (default: 900).", visibility: .hidden))
+    var advertisementRotationSeconds: Int?
+
     @Flag(name: .customLong("no-discovery"), help: "Do not advertise or browse with Avahi.")
     var noDiscovery = false
 
@@ -92,6 +95,7 @@ struct Handoffd: AsyncParsableCommand {
                 ("peer-max-unauthenticated-per-address", peerMaxUnauthenticatedPerAddress.map(String.init)),
                 ("stream-accept-timeout-ms", streamAcceptTimeoutMs.map(String.init)),
                 ("max-streams-per-peer", maxStreamsPerPeer.map(String.init)),
+                ("advertisement-rotation-seconds", advertisementRotationSeconds.map(String.init)),
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
             for p in peers { try cfg.set("peer", p) }

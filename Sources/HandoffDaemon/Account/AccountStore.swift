@@ -9,9 +9,12 @@ import Glibc
 /// statement's bytes in base64, in the order they were taken. Written whole, atomically.
 public struct AccountStore: Sendable {
     let path: String
+    /// The shared advertisement key lives beside the statements.
+    let keys: AdvertisementKeyStore
 
     public init(stateDirectory: String) {
         path = stateDirectory + "/account.json"
+        keys = AdvertisementKeyStore(stateDirectory: stateDirectory)
     }
 
     func load(logger: Logger) -> [AccountStatement] {

@@ -50,8 +50,8 @@ struct AdvertisementKeyStore: Sendable {
 /// TXT `t`, a random nonce and a tag only holders of the key can make or check:
 /// HMAC-SHA256(key, "handoff-adv-v1" ‖ epoch ‖ nonce), first 8 bytes. An epoch is 15
 /// minutes; a tag of the epoch before or after also counts (clocks differ).
-enum PrivateAdvertisement {
-    static let epochSeconds: Int64 = 900
+public enum PrivateAdvertisement {
+    public static let epochSeconds: Int64 = 900
 
     static func epoch(at now: Timestamp, length: Int64 = epochSeconds) -> Int64 { now.seconds / max(1, length) }
 

@@ -17,6 +17,27 @@ extension PeerService {
             }
         }
         Self.sendAccount(account.statements, to: link)
+        if let key = advertisementKeys.first { link.send(.advertisementKey(generation: key.generation, key: key.key)) }
+    }
+
+    /// Members converge on the greatest key; a new one means a new advertisement now.
+    func heardAdvertisementKey(_ key: AdvertisementKey, from link: PeerLink) {
+        guard let current = advertisementKeys.first, current.isSupersededBy(key) else { return }
+        adoptAdvertisementKey(key, except: link)
+    }
+
+    /// Makes `key` current (the old one stays as the previous: members away during the
+    /// change still advertise with it), tells the other members, and re-advertises.
+    func adoptAdvertisementKey(_ key: AdvertisementKey, except: PeerLink?) {
+        advertisementKeys = [key] + advertisementKeys.prefix(1)
+        do { try accountStore.keys.save(advertisementKeys) } catch {
+            logger.error("could not save the advertisement key", metadata: ["error": "\(error)"])
+        }
+        // Never to a device no longer trusted (a removed one whose link is still closing).
+        for link in links.values where link !== except && trust.isTrusted(link.deviceID) {
+            link.send(.advertisementKey(generation: key.generation, key: key.key))
+        }
+        if avahi != nil { rotateAdvertisement() }
     }
 
     /// In messages of at most 200 statements (about 450 KB), well inside a frame.
@@ -123,6 +144,9 @@ extension PeerService {
             let s = try account.append(.remove, subject: id, name: "", certificate: [], at: SystemClock.now(), key: identity.signingKey)
             // Sent before the removed device's link closes, so it hears it too.
             await accountChanged([s], except: nil)
+            // A new advertisement key the removed device never hears: it cannot recognise
+            // the members' advertisements any more.
+            adoptAdvertisementKey(.random(generation: (advertisementKeys.first?.generation ?? 0) + 1), except: nil)
         } catch {
             throw APIError(status: 500, code: "internal", message: "could not sign the removal: \(error)")
         }

@@ -12,14 +12,17 @@ extension PeerService {
     func discoveryState() -> (Bool, String) {
         switch discovery {
         case .running:
-            return (true, "advertising \"\(advertisedName ?? deviceName)\" on port \(listenPort); \(links.count) trusted peer(s) connected")
+            return (true, "advertising privately (a random name, changed every \(settings.advertisementRotationSeconds / 60) min) on port \(listenPort); \(links.count) trusted peer(s) connected")
         case .unavailable(let why):
             return (false, why)
         }
     }
 
     func peersJSON() -> JSONValue {
-        var ids = Set(devices.keys)
+        // Outside a pairing window only the user's own devices are listed: a stranger's
+        // certificate or random advertisement name says nothing worth showing.
+        let pairingOpen = pairing.isOpen(at: SystemClock.now())
+        var ids = pairingOpen ? Set(devices.keys) : []
         for e in trust.all { ids.insert(e.id) }
         var list: [JSONValue] = []
         for id in ids.sorted() {
@@ -35,10 +38,10 @@ extension PeerService {
                 "lastSeen": d?.lastSeen.map { .string($0.rfc3339) } ?? .null,
             ]))
         }
-        // Instances seen on the network that never showed a certificate yet.
-        for s in services.values where s.deviceID == nil && !s.isSelf {
+        // While pairing: workstations that are pairing too, by the name they give.
+        for s in services.values where pairingOpen && s.deviceID == nil && !s.isSelf && s.service.txt["pair"] != nil {
             list.append(.object([
-                "id": .null, "name": .string(s.service.key.name), "addresses": .array([.string(s.service.address)]),
+                "id": .null, "name": .string(s.service.txt["n"] ?? ""), "addresses": .array([.string(s.service.address)]),
                 "trusted": .bool(false), "connected": .bool(false), "lastSeen": .null,
             ]))
         }

@@ -13,6 +13,11 @@ struct PairingConnection {
     /// The HOST:PORT the user gave (`pair --address`): where to dial the peer afterwards,
     /// since mDNS may not reach it.
     let dialledAddress: String?
+    /// Where the peer accepts links (its address here and the port in its hello), and its
+    /// certificate as this session saw it: pairing makes it a member and dials it at once.
+    let peerAddress: String
+    let listenPort: UInt16?
+    let certificate: [UInt8]
 }
 
 /// Pairing by a short code (Docs/PeerProtocol.md §16): `handoffctl pair` on both
@@ -134,7 +139,8 @@ extension PeerService {
         guard pairing.isOpen(at: now) else {
             if pairingAnnounced.count >= 64 { pairingAnnounced.removeAll() }
             guard pairingAnnounced.insert(theirs).inserted else { return }
-            let event = ControlEvent.pairingAvailable(name: String(record.service.key.name.prefix(64)), address: Self.tidy([record.service.address]).first ?? "")
+            let name = AccountStatement.cut(record.service.txt["n"] ?? "", toBytes: 64)
+            let event = ControlEvent.pairingAvailable(name: name.isEmpty ? "a workstation" : name, address: Self.tidy([record.service.address]).first ?? "")
             Task { await registry.broadcast(event) }
             return
         }
@@ -150,7 +156,7 @@ extension PeerService {
             let target = try await PeerService.resolve(host, port: port)
             // Any certificate but our own: the code, not a pinned ID, authenticates it.
             let channel = try await connectPeer(target, on: group, isTrusted: { _ in true })
-            await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given)
+            await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given, pairingHost: host)
         } catch {
             logger.info("could not reach a workstation to pair with", metadata: ["address": "\(host)", "port": "\(port)", "error": "\(error)"])
             await pairingDialFailed("could not reach \(host) port \(port) to pair: \(error)", tag: tag, address: host)
@@ -173,11 +179,14 @@ extension PeerService {
 
     /// Runs the code exchange on a connection whose hellos are done, then waits for the
     /// users' confirmations. Whatever happens, the connection carries nothing else.
-    nonisolated func pair(with peer: DeviceID, name: String, address: String, dialledAddress: String?, role: PairingExchange.Role,
+    nonisolated func pair(with peer: DeviceID, name: String, address: String, dialledAddress: String?, listenPort: UInt16?, certificate: [UInt8],
+                          role: PairingExchange.Role,
                           messages: inout NIOAsyncChannelInboundStream<PeerMessage>.AsyncIterator,
                           outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel) async {
         let (confirms, sink) = AsyncStream.makeStream(of: Void.self)
-        guard let id = await beginPairing(peer: peer, name: name, address: address, channel: channel, confirm: sink, dialledAddress: dialledAddress) else {
+        let connection = PairingConnection(id: 0, channel: channel, confirm: sink, dialledAddress: dialledAddress, peerAddress: address,
+                                           listenPort: listenPort, certificate: certificate)
+        guard let id = await beginPairing(peer: peer, name: name, connection) else {
             try? await outbound.write(.error(code: "pairing-closed", message: "this workstation is not pairing now (or is pairing with another): run `handoffctl pair` on it"))
             return
         }
@@ -226,17 +235,17 @@ extension PeerService {
         await pairingAttemptEnded(id, reason: reason)
     }
 
-    private func beginPairing(peer: DeviceID, name given: String, address: String, channel: Channel,
-                              confirm: AsyncStream<Void>.Continuation, dialledAddress: String?) async -> UInt64? {
-        let shown = Self.tidy([address]).first ?? address
+    private func beginPairing(peer: DeviceID, name given: String, _ c: PairingConnection) async -> UInt64? {
+        let shown = Self.tidy([c.peerAddress]).first ?? c.peerAddress
         let name = AccountStatement.cut(given, toBytes: AccountStatement.maximumName)  // the peer chose it
         guard !isRemoved(peer) else {
             logger.warning("refused to pair with a device removed from the account", metadata: ["id": "\(peer.shortID)"])
             return nil
         }
         guard let id = pairing.begin(peer: peer, name: name, address: shown, at: SystemClock.now()) else { return nil }
-        pairingAttempt = PairingConnection(id: id, channel: channel, confirm: confirm, dialledAddress: dialledAddress)
-        logger.info("pairing with a workstation", metadata: ["name": "\(name)", "address": "\(address)", "id": "\(peer.shortID)"])
+        pairingAttempt = PairingConnection(id: id, channel: c.channel, confirm: c.confirm, dialledAddress: c.dialledAddress, peerAddress: c.peerAddress,
+                                           listenPort: c.listenPort, certificate: c.certificate)
+        logger.info("pairing with a workstation", metadata: ["name": "\(name)", "address": "\(shown)", "id": "\(peer.shortID)"])
         await announcePairing()
         return id
     }
@@ -263,14 +272,27 @@ extension PeerService {
             return
         }
         pairing.succeeded(id)
-        let channel = pairingAttempt?.channel
+        let connection = pairingAttempt
+        let channel = connection?.channel
         pairingAttempt = nil
         pairingOpen.withLockedValue { $0 = false }
         pairingTimer?.cancel()
         pairingTimer = nil
         publishAdvertisement()
         logger.info("paired", metadata: ["name": "\(a.name)", "id": "\(a.peer.shortID)"])
-        if let given { addStaticPeer(given) }
+        if let connection, connection.certificate.count <= AccountStatement.maximumCertificate {
+            await addToAccount(a.peer, name: a.name, certificate: connection.certificate)
+        }
+        if let given {
+            addStaticPeer(given)
+        } else if let connection, let port = connection.listenPort,
+                  !(connection.peerAddress.lowercased().hasPrefix("fe80:") && !connection.peerAddress.contains("%")) {
+            // Where it just was: its advertisement's tag is made with another key until
+            // the two have linked once and agreed on one. (A link-local address without
+            // its scope cannot be dialled: the side that dialled to pair has it.)
+            let host = connection.peerAddress.hasPrefix("::ffff:") ? String(connection.peerAddress.dropFirst(7)) : connection.peerAddress
+            addStaticPeer(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)", domain: "paired")
+        }
         trusted(a.peer)
         await announcePairing()
         // The other side closes once it has our confirmation; if it does not, we do, once

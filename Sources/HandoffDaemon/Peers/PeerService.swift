@@ -63,6 +63,13 @@ public actor PeerService: Service {
     var pairingUnreachable: Set<String> = []
     /// Pair tags of other workstations already announced (pairing-available).
     var pairingAnnounced: Set<String> = []
+    /// The private advertisement: the shared key (current, previous), this rotation's
+    /// random name, nonce and epoch, and the timer of the next rotation.
+    var advertisementKeys: [AdvertisementKey] = []
+    var rotationName = PrivateAdvertisement.randomHex(6)
+    var rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
+    var rotationEpoch: Int64 = 0
+    var rotationTimer: Scheduled<Void>?
     /// The account of devices (membership log), kept in `account.json`.
     var account: AccountLog
     let accountStore: AccountStore
@@ -95,6 +102,13 @@ public actor PeerService: Service {
         self.accountStore = accountStore
         account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
         _ = account.merge(accountStore.load(logger: logger))
+        advertisementKeys = accountStore.keys.load(logger: logger)
+        if advertisementKeys.isEmpty {
+            advertisementKeys = [AdvertisementKey.random(generation: 1)]
+            do { try accountStore.keys.save(advertisementKeys) } catch {
+                logger.error("could not save the advertisement key", metadata: ["error": "\(error)"])
+            }
+        }
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
     }
 
@@ -106,7 +120,7 @@ public actor PeerService: Service {
         logger.info("peer listener ready", metadata: ["port": "\(listenPort)", "device": "\(identity.deviceID)"])
         if let avahi {
             try avahi.start()
-            avahi.publish(advertisement())
+            rotateAdvertisement()
         }
         for peer in settings.staticPeers { addStaticPeer(peer) }
         reconcileTrust()
@@ -151,6 +165,7 @@ public actor PeerService: Service {
     func enqueue(_ item: Work) { work.yield(item) }
 
     private func stop() async {
+        rotationTimer?.cancel()
         await streams.shutdown()
         await agent.shutdown()
         avahi?.stop()
@@ -247,7 +262,8 @@ public actor PeerService: Service {
 
     /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
     /// nil for one that came in.
-    nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link, pairingAddress: String? = nil) async {
+    nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link, pairingAddress: String? = nil,
+                           pairingHost: String? = nil) async {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
         let ourPort = await listenPort
         do {
@@ -273,7 +289,9 @@ public actor PeerService: Service {
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
                 // We dialled to pair, or a pairing connection came in.
                 if purpose == .pair || (hello.purpose == .pair && dialled == nil) {
-                    await self.pair(with: peerID, name: hello.deviceName, address: remote, dialledAddress: pairingAddress,
+                    // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
+                    await self.pair(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
+                                    listenPort: hello.listenPort, certificate: try certificate.toDERBytes(),
                                     role: purpose == .pair ? .initiator : .responder,
                                     messages: &messages, outbound: outbound, channel: channel.channel)
                     return
@@ -362,6 +380,8 @@ public actor PeerService: Service {
             throw PeerProtocolError(code: "unexpected-message", message: "stream messages belong on a stream connection, not the link")
         case .account(let statements):
             await heardAccount(statements, from: link)
+        case .advertisementKey(let generation, let key):
+            heardAdvertisementKey(AdvertisementKey(generation: generation, key: key), from: link)
         case .pairCommit, .pairNonce, .pairConfirm:
             throw PeerProtocolError(code: "unexpected-message", message: "pairing messages belong on a pairing connection, not the link")
         case .error(let code, let message):
@@ -433,12 +453,42 @@ public actor PeerService: Service {
 
     private static func newHint() -> String { String(ActivityID.random().rawValue.prefix(8)) }
 
+    /// Nothing stable and nothing that names the device: a random name and nonce for this
+    /// rotation, and a tag only the account's members can check (PeerProtocol.md §3.1).
     private func advertisement(newHint: Bool = false) -> ServiceAdvertisement {
         if newHint { changeHint = PeerService.newHint() }
-        var txt = [("v", "\(PeerHello.currentVersion)"), ("h", changeHint)]
-        // While pairing: a random tag for this window, so the other side knows to pair.
-        if let tag = pairing.tag, pairing.isOpen(at: SystemClock.now()) { txt.append(("pair", tag)) }
-        return ServiceAdvertisement(name: deviceName, port: UInt16(listenPort), txt: txt)
+        let key = advertisementKeys.first?.key ?? []
+        var txt = [("v", "\(PeerHello.currentVersion)"), ("h", changeHint),
+                   ("t", PrivateAdvertisement.txt(key: key, epoch: rotationEpoch, nonce: rotationNonce))]
+        // While pairing: a random tag for this window, and the name the user will see.
+        if let tag = pairing.tag, pairing.isOpen(at: SystemClock.now()) {
+            txt.append(("pair", tag))
+            txt.append(("n", AccountStatement.cut(deviceName, toBytes: 64)))
+        }
+        return ServiceAdvertisement(name: rotationName, port: UInt16(listenPort), txt: txt)
+    }
+
+    /// A new name, nonce and hint, now and every rotation period (and when the key changes).
+    func rotateAdvertisement() {
+        let period = max(10, settings.advertisementRotationSeconds)
+        let now = SystemClock.now()
+        rotationName = PrivateAdvertisement.randomHex(6)
+        rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
+        rotationEpoch = PrivateAdvertisement.epoch(at: now)
+        changeHint = PeerService.newHint()
+        publishAdvertisement()
+        rotationTimer?.cancel()
+        let next = (now.seconds / period + 1) * period
+        let wait = max(1, next - now.seconds)
+        rotationTimer = group.any().scheduleTask(in: .seconds(wait)) {
+            _ = Task { await self.rotateAdvertisement() }
+        }
+    }
+
+    /// Whether an advertisement's `t` was made with the account's key (current or previous).
+    func isMember(advertising t: String?) -> Bool {
+        guard let t else { return false }
+        return PrivateAdvertisement.verifies(t, keys: advertisementKeys.map(\.key), epoch: PrivateAdvertisement.epoch(at: SystemClock.now()))
     }
 
     func publishAdvertisement() {
@@ -475,6 +525,18 @@ public actor PeerService: Service {
     func considerDialling(_ key: ServiceKey) {
         guard let record = services[key], !record.isSelf, !record.dialing, !record.gone else { return }
         if let id = record.deviceID, links[id] != nil { return }
+        // Whom to dial (PeerProtocol.md §3.2): an instance already known as a trusted
+        // device, a static peer, or an unknown one only while someone trusted is missing:
+        // a member's (its tag checks out) when any trusted device is missing, anyone's
+        // when a device trusted by ID has never linked yet (it has no key to tag with).
+        if record.deviceID == nil && !record.isStatic {
+            let missing = trust.all.filter { links[$0.id] == nil }
+            let members = Set(account.membership.members.map(\.id))
+            let wanted = isMember(advertising: record.service.txt["t"]) ? !missing.isEmpty : missing.contains { !members.contains($0.id) }
+            guard wanted else { return }
+        } else if let id = record.deviceID, !trust.isTrusted(id), !record.isStatic {
+            return  // a stranger: never dialled again (it may come to us to pair)
+        }
         // One dial at a time per instance (its IPv4 and IPv6 results are the same device).
         if services.values.contains(where: { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) }) {
             return
@@ -553,12 +615,12 @@ public actor PeerService: Service {
     }
 
     /// A peer at a configured address: dialled like one found by mDNS, and never forgotten.
-    func addStaticPeer(_ text: String) {
+    func addStaticPeer(_ text: String, domain: String = "static") {
         guard let (host, port) = try? Self.hostAndPort(text) else {
             logger.warning("ignored a peer address", metadata: ["peer": "\(text)"])
             return
         }
-        let key = ServiceKey(interfaceIndex: -1, ipv6: host.contains(":"), name: "\(host):\(port)", domain: "static")
+        let key = ServiceKey(interfaceIndex: -1, ipv6: host.contains(":"), name: "\(host):\(port)", domain: domain)
         guard services[key] == nil else { return }
         var record = ServiceRecord(service: DiscoveredService(key: key, hostName: host, address: host, port: UInt16(port), txt: [:]))
         record.isStatic = true

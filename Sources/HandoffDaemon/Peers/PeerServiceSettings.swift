@@ -8,6 +8,8 @@ public struct PeerServiceSettings: Sendable {
     public var port = 0
     /// Advertise and browse with Avahi.
     public var discovery = true
+    /// How often the advertisement's random name and tag change (15 minutes; shorter in tests).
+    public var advertisementRotationSeconds: Int64 = PrivateAdvertisement.epochSeconds
     /// HOST:PORT of peers to dial whatever mDNS says (`peer =` in handoffd.conf).
     public var staticPeers: [String] = []
     /// Backoff ceiling for static peers (no mDNS says when one is back, so they are

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// The private advertisement as a stranger and as members meet it: c, on the same
+/// network, browses across rotations (every 10 s here) and sees nothing stable of a;
+/// a and b, paired, recognise each other by the tag only they can check (b restarts and
+/// finds a again), and never dial c. Root only.
+extension WorkstationTests {
+@Suite struct PrivateAdvertisementIntegrationTests {
+    /// a's resolved `_handoff._tcp` lines as c's avahi sees them: (name, TXT).
+    func seen(_ net: NetnsRun, from host: String, address: String) async throws -> [(name: String, txt: String)] {
+        let browse = try await net.exec(host, ["timeout", "-k", "2", "10", "avahi-browse", "-rtp", "_handoff._tcp"])
+        return browse.stdout.split(separator: "\n").filter { $0.hasPrefix("=") && $0.contains(";\(address);") }.map { line in
+            let fields = line.split(separator: ";", omittingEmptySubsequences: false)
+            return (String(fields.count > 3 ? fields[3] : ""), String(fields.last ?? ""))
+        }
+    }
+
+    @Test func aStrangerSeesNothingStableAndMembersFindEachOther() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            let fast = ["--advertisement-rotation-seconds", "10"]
+            for h in ["a", "b", "c"] { try await net.startDaemon(h, fast) }
+            try await net.pairByCode("a", "b")
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
+            try await eventually(20, "a and b to link") { try await net.isConnected("b", to: idA) }
+            let addressA = try await net.address("a"), addressB = try await net.address("b"), addressC = try await net.address("c")
+
+            // Two rotations of a, as c sees them.
+            var first: (name: String, txt: String)?
+            // (While pairing, the advertisement said a's name, on purpose; not after.)
+            try await eventually(15, "c to see a, paired") {
+                first = try await self.seen(net, from: "c", address: addressA).first { !$0.txt.contains("pair=") }
+                return first != nil
+            }
+            var second: (name: String, txt: String)?
+            try await eventually(30, "a to rotate") {
+                second = try await self.seen(net, from: "c", address: addressA).first { $0.name != first!.name && !$0.txt.contains("pair=") }
+                return second != nil
+            }
+            for ad in [first!, second!] {
+                #expect(ad.name.count == 12 && ad.name.allSatisfy(\.isHexDigit), "a random name: \(ad.name)")
+                #expect(!ad.txt.contains("ws-a") && !ad.txt.contains(idA.prefix(7)), "\(ad.txt)")
+            }
+            func value(_ key: String, _ txt: String) -> String? {
+                txt.split(separator: "\"").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
+            }
+            #expect(value("t", first!.txt) != nil && value("t", first!.txt) != value("t", second!.txt), "the tag changes")
+            #expect(value("h", first!.txt) != value("h", second!.txt), "the hint changes")
+
+            // b restarts: it finds a by the tag (a rotated meanwhile), with the key they share.
+            await net.kill("b")
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+            try await net.startDaemon("b", fast)
+            try await eventually(25, "b to find a again") { try await net.isConnected("b", to: idA) }
+            #expect(try await net.isConnected("a", to: idB))
+
+            // Neither ever dialled the stranger: c saw no connection from them.
+            let cLog = (try? String(contentsOfFile: net.logPath("c"), encoding: .utf8)) ?? ""
+            #expect(!cLog.contains(addressA) && !cLog.contains(addressB), "c was dialled:\n\(cLog)")
+            _ = addressC
+        }
+    }
+}
+}
