@@ -38,7 +38,9 @@ extension WorkstationTests {
                 return second != nil
             }
             for ad in [first!, second!] {
-                #expect(ad.name.count == 12 && ad.name.allSatisfy(\.isHexDigit), "a random name: \(ad.name)")
+                // (Avahi may add " #2" if a rename was needed while probing: still nothing of a.)
+                #expect(ad.name.prefix(12).allSatisfy(\.isHexDigit) && (ad.name.count == 12 || ad.name.dropFirst(12).hasPrefix("\\032\\035")),
+                        "a random name: \(ad.name)")
                 #expect(!ad.txt.contains("ws-a") && !ad.txt.contains(idA.prefix(7)), "\(ad.txt)")
             }
             func value(_ key: String, _ txt: String) -> String? {

@@ -36,6 +36,7 @@ public actor PeerService: Service {
     let logger: Logger
     let avahi: AvahiDiscovery?
     let admission: PeerAdmissionGate
+    let dialPolicy: DialPolicy
 
     var devices: [DeviceID: DeviceRecord] = [:]
     var services: [ServiceKey: ServiceRecord] = [:]
@@ -99,6 +100,8 @@ public actor PeerService: Service {
         avahi = settings.discovery ? AvahiDiscovery(logger: logger) : nil
         if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
+        dialPolicy = DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
+                                maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds, untrustedRetry: settings.untrustedRetry.nanoseconds)
         self.accountStore = accountStore
         account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
         _ = account.merge(accountStore.load(logger: logger))
@@ -398,7 +401,7 @@ public actor PeerService: Service {
             // Dialled from opposite ends at once: keep the one the smaller ID dialled. Dialled
             // from the same end: the new one replaces the old (its peer may have restarted
             // while our old socket still looks open).
-            let keepNew = existing.dialledBy == link.dialledBy || link.dialledBy < existing.dialledBy
+            let keepNew = DialPolicy.keepsNewLink(existingDialledBy: existing.dialledBy, newDialledBy: link.dialledBy)
             if !keepNew { return false }
             existing.close()
             subscribers[link.deviceID] = nil
@@ -524,30 +527,23 @@ public actor PeerService: Service {
 
     func considerDialling(_ key: ServiceKey) {
         guard let record = services[key], !record.isSelf, !record.dialing, !record.gone else { return }
-        if let id = record.deviceID, links[id] != nil { return }
-        // Whom to dial (PeerProtocol.md §3.2): an instance already known as a trusted
-        // device, a static peer, or an unknown one only while someone trusted is missing:
-        // a member's (its tag checks out) when any trusted device is missing, anyone's
-        // when a device trusted by ID has never linked yet (it has no key to tag with).
-        if record.deviceID == nil && !record.isStatic {
-            let missing = trust.all.filter { links[$0.id] == nil }
-            let members = Set(account.membership.members.map(\.id))
-            let wanted = isMember(advertising: record.service.txt["t"]) ? !missing.isEmpty : missing.contains { !members.contains($0.id) }
-            guard wanted else { return }
-        } else if let id = record.deviceID, !trust.isTrusted(id), !record.isStatic {
-            return  // a stranger: never dialled again (it may come to us to pair)
-        }
-        // One dial at a time per instance (its IPv4 and IPv6 results are the same device).
-        if services.values.contains(where: { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) }) {
+        let identity: DialPolicy.Identity = record.deviceID.map { trust.isTrusted($0) ? .trusted : .stranger }
+            ?? .unknown(tagChecksOut: isMember(advertising: record.service.txt["t"]))
+        let missing = trust.all.filter { links[$0.id] == nil }
+        let members = Set(account.membership.members.map(\.id))
+        let situation = DialPolicy.Situation(
+            identity: identity, isStatic: record.isStatic, linked: record.deviceID.map { links[$0] != nil } ?? false,
+            siblingBusy: services.values.contains { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) },
+            notBefore: record.notBefore, trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) })
+        switch dialPolicy.decide(situation, at: SystemClock.now()) {
+        case .skip:
             return
+        case .wait(let until):
+            scheduleRetry(key, at: until)
+        case .dial:
+            services[key]?.dialing = true
+            work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
         }
-        let now = SystemClock.now()
-        if let notBefore = record.notBefore, now < notBefore {
-            scheduleRetry(key, at: notBefore)
-            return
-        }
-        services[key]?.dialing = true
-        work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
     }
 
     private func scheduleRetry(_ key: ServiceKey, at when: Timestamp? = nil) {
@@ -594,18 +590,17 @@ public actor PeerService: Service {
         switch verdict {
         case .ourselves:
             record.isSelf = true
+            record.notBefore = dialPolicy.nextTry(after: .ourselves, isStatic: record.isStatic, at: now)
         case .untrusted(let id):
             record.deviceID = id
-            record.notBefore = now.adding(nanoseconds: settings.untrustedRetry.nanoseconds)
-            noteUntrusted(id, address: record.service.address, name: record.service.key.name)
+            record.notBefore = dialPolicy.nextTry(after: .stranger, isStatic: record.isStatic, at: now)
+            noteUntrusted(id, address: record.service.address, name: nil)
         case .trusted(let id):
             record.deviceID = id
             fallthrough
         case .unreadable, nil:
             record.failures += 1
-            let ceiling = record.isStatic ? settings.maximumStaticBackoff : settings.maximumBackoff
-            let backoff = min(ceiling.nanoseconds, settings.minimumBackoff.nanoseconds << min(record.failures - 1, 16))
-            record.notBefore = now.adding(nanoseconds: backoff)
+            record.notBefore = dialPolicy.nextTry(after: .failed(failures: record.failures), isStatic: record.isStatic, at: now)
         }
         services[key] = record
         _ = connected
