@@ -43,8 +43,14 @@ import Testing
         let owned = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.crashy"), session: token)
         #expect(try await client.current()?.activity.id == owned.activity.id)
         app.close()
-        try await eventually("the crashed app's activity to be invalidated") {
-            try await client.activity(owned.activity.id.rawValue).state == .invalidated
+        do {
+            try await eventually("the crashed app's activity to be invalidated") {
+                try await client.activity(owned.activity.id.rawValue).state == .invalidated
+            }
+        } catch {
+            let status = try? await client.status()
+            let record = try? await client.activity(owned.activity.id.rawValue)
+            throw TestFailure("\(error)\nsessions open: \(status?.sessions ?? -1); activity: \(String(describing: record?.state)) owner \(String(describing: record?.owner))\n--- handoffd ---\n\(daemon.log().split(separator: "\n").suffix(30).joined(separator: "\n"))")
         }
         #expect(try await client.current() == nil)
     }
