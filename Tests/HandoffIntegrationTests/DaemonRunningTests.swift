@@ -85,7 +85,7 @@ import Testing
     @Test func notifiesSystemdWhenReady() async throws {
         let daemon = try DaemonProcess()
         let notifyPath = daemon.directory + "/notify.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // not inherited by other tests' children
         defer { close(fd) }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)

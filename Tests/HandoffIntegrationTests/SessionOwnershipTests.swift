@@ -42,6 +42,9 @@ import Testing
         }
         let owned = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.crashy"), session: token)
         #expect(try await client.current()?.activity.id == owned.activity.id)
+        // Every event for it is written before it dies: nothing more will be written to
+        // its connection, so only the end of the connection itself can tell handoffd.
+        try await Task.sleep(nanoseconds: 300_000_000)
         app.close()
         do {
             try await eventually("the crashed app's activity to be invalidated") {

@@ -6,7 +6,9 @@ final class RawUnixSocket: @unchecked Sendable {
     private(set) var fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a process another test spawns meanwhile must not inherit it, or
+        // closing it here would not close the connection (the child still holds it).
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
