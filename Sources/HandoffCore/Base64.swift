@@ -72,3 +72,27 @@ extension Sequence where Element == UInt8 {
         return out
     }
 }
+
+extension Array where Element == UInt8 {
+    /// The bytes of `hexString`'s form (lowercase, two digits a byte); nil for anything else.
+    public init?(lowercaseHex text: String) {
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: c - 48
+            case 97...102: c - 87
+            default: nil
+            }
+        }
+        let chars = Array<UInt8>(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 2)
+        var i = 0
+        while i < chars.count {
+            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        self = out
+    }
+}

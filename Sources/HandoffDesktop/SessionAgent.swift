@@ -240,9 +240,8 @@ public actor SessionAgent {
     }
 
     func loadConfiguration() -> SessionConfiguration {
-        guard let data = FileManager.default.contents(atPath: settings.configPath), data.count <= 1 << 20 else { return SessionConfiguration() }
         do {
-            return try SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: settings.configPath)
+            return try SessionConfiguration.load(from: settings.configPath)
         } catch {
             if reportedProblems.insert("\(error)").inserted { logger.warning("\(error); using the defaults") }
             return SessionConfiguration()

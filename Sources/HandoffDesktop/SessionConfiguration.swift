@@ -1,3 +1,4 @@
+import Foundation
 /// The session agent's settings: `~/.config/handoff/handoff-session.conf`, `key = value`
 /// lines (`#` starts a comment). Read again before each launch, so a change needs no
 /// restart.
@@ -73,6 +74,14 @@ public struct SessionConfiguration: Sendable, Equatable {
 }
 
 extension SessionConfiguration {
+    /// The settings in `path`: the defaults when there is no such file; an error for one
+    /// over 1 MiB or one that does not parse. For the agent and the browser host alike.
+    public static func load(from path: String) throws -> SessionConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else { return SessionConfiguration() }
+        guard data.count <= 1 << 20 else { throw FileError(description: "\(path) is over 1 MiB: not a settings file") }
+        return try SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: path)
+    }
+
     /// `text` with `key = value`: the key's line replaced where it is (comments and other
     /// lines kept), or appended.
     public static func setting(_ key: String, to value: String, in text: String) -> String {

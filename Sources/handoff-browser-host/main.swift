@@ -57,11 +57,7 @@ func install(_ arguments: [String]) throws {
 /// The user's settings, read again with each tab: `browser = no` and `never-offer-domains`
 /// take effect at the next tab without a restart.
 func loadSettings() -> SessionConfiguration {
-    guard let data = FileManager.default.contents(atPath: DefaultPaths.sessionConfigFile),
-          let c = try? SessionConfiguration(parsing: String(decoding: data, as: UTF8.self), path: DefaultPaths.sessionConfigFile) else {
-        return SessionConfiguration()
-    }
-    return c
+    (try? SessionConfiguration.load(from: DefaultPaths.sessionConfigFile)) ?? SessionConfiguration()
 }
 
 func serve() async -> Int32 {

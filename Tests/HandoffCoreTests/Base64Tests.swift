@@ -78,4 +78,12 @@ struct Base64Tests {
         let acceptedNonCanonical = nonCanonical.count
         #expect(acceptedNonCanonical == 0, "e.g. \(nonCanonical.prefix(5))")
     }
+
+    @Test func lowercaseHexRoundTripsAndRefusesAnythingElse() {
+        let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xab, 0xff]
+        #expect(bytes.hexString == "00017f80abff")
+        #expect([UInt8](lowercaseHex: bytes.hexString) == bytes)
+        #expect([UInt8](lowercaseHex: "") == [])
+        for bad in ["0", "0g", "AB", "0 1", "ab\u{e9}"] { #expect([UInt8](lowercaseHex: bad) == nil, "\(bad)") }
+    }
 }

@@ -43,6 +43,7 @@ struct AccountLog: Sendable {
     init(own: DeviceID, ownCertificate: [UInt8]) {
         self.own = own
         if let key = Self.publicKey(ownCertificate) { keys[own] = key }
+        membership = computeMembership()
     }
 
     static func publicKey(_ certificateDER: [UInt8]) -> P256.Signing.PublicKey? {
@@ -74,6 +75,7 @@ struct AccountLog: Sendable {
             }
             pending = rest
         }
+        if !accepted.isEmpty { membership = computeMembership() }
         return accepted
     }
 
@@ -106,11 +108,15 @@ struct AccountLog: Sendable {
         let s = try AccountStatement.make(kind, subject: subject, name: name, certificate: certificate, previous: head, at: at,
                                           signer: own, key: key)
         accept(s)
+        membership = computeMembership()
         return s
     }
 
-    /// Who is in and who was removed, from the statements alone.
-    var membership: (members: [Member], removed: [Removal]) {
+    /// Who is in and who was removed, from the statements alone. Worked out again only
+    /// when statements are added: dialling and trust checks read it often.
+    private(set) var membership: (members: [Member], removed: [Removal]) = ([], [])
+
+    private func computeMembership() -> (members: [Member], removed: [Removal]) {
         // In time order (ties by hash), so every member picks the same introducer.
         let adds = statements.filter { $0.kind == .add }.sorted { $0.at != $1.at ? $0.at < $1.at : $0.hash.lexicographicallyPrecedes($1.hash) }
         var introduced: [DeviceID: AccountStatement?] = [own: nil]

@@ -74,34 +74,11 @@ public enum PrivateAdvertisement {
 
     /// Whether `t` was made with one of `keys` in an epoch next to `epoch`.
     static func verifies(_ t: String, keys: [[UInt8]], epoch: Int64) -> Bool {
-        guard t.utf8.count == 32, let bytes = Base16.decode(t) else { return false }
+        guard t.utf8.count == 32, let bytes = [UInt8](lowercaseHex: t) else { return false }
         let nonce = Array(bytes.prefix(8)), tag = Array(bytes.suffix(8))
         for key in keys {
             for e in (epoch - 1)...(epoch + 1) where Self.tag(key: key, epoch: e, nonce: nonce) == tag { return true }
         }
         return false
-    }
-}
-
-enum Base16 {
-    static func decode(_ text: String) -> [UInt8]? {
-        let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        var i = 0
-        while i < chars.count {
-            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: c - 48
-        case 97...102: c - 87
-        default: nil
-        }
     }
 }

@@ -7,7 +7,8 @@ import NIOPosix
 /// The connection of the pairing attempt under way, and how to tell it that the user
 /// here confirmed.
 struct PairingConnection {
-    let id: UInt64
+    /// Given by PairingWindow when the attempt begins.
+    var id: UInt64 = 0
     let channel: Channel
     let confirm: AsyncStream<Void>.Continuation
     /// The HOST:PORT the user gave (`pair --address`): where to dial the peer afterwards,
@@ -184,7 +185,7 @@ extension PeerService {
                           messages: inout NIOAsyncChannelInboundStream<PeerMessage>.AsyncIterator,
                           outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel) async {
         let (confirms, sink) = AsyncStream.makeStream(of: Void.self)
-        let connection = PairingConnection(id: 0, channel: channel, confirm: sink, dialledAddress: dialledAddress, peerAddress: address,
+        let connection = PairingConnection(channel: channel, confirm: sink, dialledAddress: dialledAddress, peerAddress: address,
                                            listenPort: listenPort, certificate: certificate)
         guard let id = await beginPairing(peer: peer, name: name, connection) else {
             try? await outbound.write(.error(code: "pairing-closed", message: "this workstation is not pairing now (or is pairing with another): run `handoffctl pair` on it"))
@@ -243,8 +244,9 @@ extension PeerService {
             return nil
         }
         guard let id = pairing.begin(peer: peer, name: name, address: shown, at: SystemClock.now()) else { return nil }
-        pairingAttempt = PairingConnection(id: id, channel: c.channel, confirm: c.confirm, dialledAddress: c.dialledAddress, peerAddress: c.peerAddress,
-                                           listenPort: c.listenPort, certificate: c.certificate)
+        var attempt = c
+        attempt.id = id
+        pairingAttempt = attempt
         logger.info("pairing with a workstation", metadata: ["name": "\(name)", "address": "\(shown)", "id": "\(peer.shortID)"])
         await announcePairing()
         return id
@@ -290,7 +292,7 @@ extension PeerService {
             // Where it just was: its advertisement's tag is made with another key until
             // the two have linked once and agreed on one. (A link-local address without
             // its scope cannot be dialled: the side that dialled to pair has it.)
-            let host = connection.peerAddress.hasPrefix("::ffff:") ? String(connection.peerAddress.dropFirst(7)) : connection.peerAddress
+            let host = Self.tidy([connection.peerAddress]).first ?? connection.peerAddress
             addStaticPeer(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)", domain: "paired")
         }
         trusted(a.peer)

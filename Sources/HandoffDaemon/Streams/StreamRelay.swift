@@ -84,7 +84,7 @@ enum StreamRelay {
                 case .open:
                     let f = StreamFailure("protocol", "an app sent an open frame; only handoffd sends those")
                     if state.fail(f) {
-                        await sendLast(f.frame, toApp: app)
+                        await sendLast(f.frame, on: app.channel)
                         await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol").peerFrame, on: peerChannel)
                     }
                     peerChannel.close(promise: nil)
@@ -100,7 +100,7 @@ enum StreamRelay {
         } catch let e as PeerProtocolError {
             // The app's bytes broke the frame rules (a frame over the cap, say): both sides hear it.
             if state.fail(StreamFailure("protocol", "the app's frames broke the stream's rules: \(e.message)")) {
-                await sendLast(StreamFailure("protocol", "your frames broke the stream's rules: \(e.message)").frame, toApp: app)
+                await sendLast(StreamFailure("protocol", "your frames broke the stream's rules: \(e.message)").frame, on: app.channel)
                 await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol: \(e.message)").peerFrame, on: peerChannel)
             }
             peerChannel.close(promise: nil)
@@ -108,7 +108,7 @@ enum StreamRelay {
         } catch {
             // Writing to the peer failed (it went away), or reading the app failed.
             let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream")
-            if state.fail(f) { await sendLast(f.frame, toApp: app) }
+            if state.fail(f) { await sendLast(f.frame, on: app.channel) }
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
         }
@@ -117,18 +117,10 @@ enum StreamRelay {
     /// Writes a stream's last frame and waits until it is on the wire (at most 5 s, for a
     /// peer that stopped reading): closing right after a plain write could drop it, and the
     /// other side would see a bare close instead of the reason.
-    static func sendLast(_ message: PeerMessage, on channel: Channel) async {
+    /// The same for either end: a `PeerMessage` to the peer, a `StreamFrame` to the app.
+    static func sendLast<Message: Sendable>(_ message: Message, on channel: Channel) async {
         let limit = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
         try? await channel.writeAndFlush(message).get()
-        limit.cancel()
-    }
-
-    /// The same for the app's end: its last frame (a failure) is on the wire before the
-    /// relay closes the app's connection.
-    static func sendLast(_ frame: StreamFrame, toApp app: AppStreamEnd) async {
-        let channel = app.channel
-        let limit = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
-        try? await channel.writeAndFlush(frame).get()
         limit.cancel()
     }
 
@@ -138,7 +130,7 @@ enum StreamRelay {
         func fail(_ f: StreamFailure) async {
             // Flushed before the relay closes the app's connection, or the app would see
             // a bare close instead of the reason.
-            if state.fail(f), let app { await sendLast(f.frame, toApp: app) }
+            if state.fail(f), let app { await sendLast(f.frame, on: app.channel) }
         }
         var ended = false
         do {
