@@ -9,7 +9,7 @@ extension AvahiSession {
         }
         if let group, groupFilled, let registered, let name = registeredName {
             if registered == ad { return }
-            if registered.name == ad.name && registered.port == ad.port {
+            if registered.name == ad.name && registered.port == ad.port && registered.host == ad.host && registered.addresses == ad.addresses {
                 // Must match the add exactly (iface, proto, flags, name as published, type, domain).
                 let txt = TXTRecord.makeList(ad.txt, logger: logger)
                 defer { avahi_string_list_free(txt) }
@@ -44,18 +44,43 @@ extension AvahiSession {
                 return
             }
         }
-        add(ad, as: ad.name, to: group!)
+        add(ad, as: ad.name, host: ad.host, to: group!)
+    }
+
+    /// Adds the advertisement's own host name with its addresses (no reverse records: those
+    /// belong to Avahi's host name). Returns the name to use as the SRV target, or nil to
+    /// use Avahi's host name when none of the addresses could be added.
+    func addHost(_ ad: ServiceAdvertisement, as label: String, to g: OpaquePointer) -> String? {
+        guard let client, !ad.addresses.isEmpty else { return nil }
+        let domain = avahi_client_get_domain_name(client).map { String(cString: $0) } ?? "local"
+        let name = label + "." + domain
+        var added = 0
+        for a in ad.addresses {
+            var address = AvahiAddress()
+            guard avahi_address_parse(a.address, AvahiProtocol(AVAHI_PROTO_UNSPEC), &address) != nil else { continue }
+            let rc = avahi_entry_group_add_address(g, AvahiIfIndex(a.interfaceIndex), address.proto, AVAHI_PUBLISH_NO_REVERSE, name, &address)
+            if rc >= 0 { added += 1 } else {
+                logger.debug("address not published", metadata: ["address": "\(a.address)", "error": "\(AvahiError.text(rc))"])
+            }
+        }
+        if added == 0 {
+            logger.notice("no address could be published under the advertisement's own host name; using Avahi's")
+            return nil
+        }
+        return name
     }
 
     /// Adds and commits on `g`; a name already taken locally is renamed right away.
-    func add(_ ad: ServiceAdvertisement, as requestedName: String, to g: OpaquePointer) {
+    func add(_ ad: ServiceAdvertisement, as requestedName: String, host: String?, to g: OpaquePointer) {
         let txt = TXTRecord.makeList(ad.txt, logger: logger)
         defer { avahi_string_list_free(txt) }
         var name = requestedName
+        let hostLabel = host
         for _ in 0..<20 {
+            let target = hostLabel.flatMap { addHost(ad, as: $0, to: g) }
             var rc = avahi_entry_group_add_service_strlst(
                 g, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC),
-                AVAHI_PUBLISH_NO_COOKIE, name, serviceType, nil, nil, ad.port, txt)
+                AVAHI_PUBLISH_NO_COOKIE, name, serviceType, nil, target, ad.port, txt)
             if rc == Int32(AVAHI_ERR_COLLISION) {
                 name = alternativeName(name)
                 avahi_entry_group_reset(g)
@@ -69,11 +94,18 @@ extension AvahiSession {
             }
             registered = ad
             registeredName = name
+            registeredHost = hostLabel
             groupFilled = true
-            logger.debug("registering", metadata: ["name": "\(name)", "port": "\(ad.port)"])
+            logger.debug("registering", metadata: ["name": "\(name)", "port": "\(ad.port)", "host": "\(target ?? "(Avahi's)")"])
             return
         }
         logger.error("cannot publish \(serviceType): no free name near \"\(requestedName)\"")
+    }
+
+    func alternativeHostName(_ name: String) -> String {
+        guard let alt = avahi_alternative_host_name(name) else { return name + "-2" }
+        defer { avahi_free(alt) }
+        return String(cString: alt)
     }
 
     func alternativeName(_ name: String) -> String {
@@ -96,7 +128,8 @@ extension AvahiSession {
             logger.notice("service name \"\(current)\" is taken; trying \"\(next)\"")
             avahi_entry_group_reset(g)
             groupFilled = false
-            add(ad, as: next, to: g)
+            // The host name may be what collided: move it along too.
+            add(ad, as: next, host: registeredHost.map(alternativeHostName), to: g)
         case AVAHI_ENTRY_GROUP_FAILURE:
             let error = avahi_client_errno(avahi_entry_group_get_client(g))
             logger.error("publishing failed: \(AvahiError.text(error))")

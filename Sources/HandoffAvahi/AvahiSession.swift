@@ -28,6 +28,8 @@ final class AvahiSession: @unchecked Sendable {
     /// The advertisement the group holds and the name it is published under.
     var registered: ServiceAdvertisement?
     var registeredName: String?
+    /// The SRV target's own host label in use (nil: Avahi's host name).
+    var registeredHost: String?
     /// The latest advertisement asked for; what gets (re)registered.
     var advertisement: ServiceAdvertisement?
 
@@ -111,6 +113,7 @@ final class AvahiSession: @unchecked Sendable {
         groupFilled = false
         registered = nil
         registeredName = nil
+        registeredHost = nil
         resolvers.removeAll()
         for key in services.keys { continuation.yield(.removed(key)) }
         services.removeAll()

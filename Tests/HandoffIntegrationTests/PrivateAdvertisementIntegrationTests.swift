@@ -62,5 +62,54 @@ extension WorkstationTests {
             _ = addressC
         }
     }
+
+    /// The capture: tshark on c, across two rotations of a (paired with b, so a's
+    /// tag is a member's), while c keeps resolving what it sees. a and b run avahi with
+    /// `publish-addresses=no`: Avahi announces its own host name records whenever a link
+    /// changes (a capture starting is enough), which handoff does not control (PeerProtocol
+    /// §3.1). Nothing a or b sends names them: not avahi's host names, not the device names,
+    /// not the device IDs; every rotation has a new instance name and a new SRV target.
+    @Test func aCaptureOnAThirdHostSeesNoHostNameNoIDAndNoStableName() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            for h in ["a", "b"] { try await net.setAvahi(h, "publish-addresses", "no") }
+            let fast = ["--advertisement-rotation-seconds", "10"]
+            for h in ["a", "b"] { try await net.startDaemon(h, fast) }
+            try await net.pairByCode("a", "b")
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
+            try await eventually(20, "a and b to link") { try await net.isConnected("b", to: idA) }
+            let addressA = try await net.address("a"), addressC = try await net.address("c")
+            let addressC6 = try await net.address6("c")
+
+            let pcap = net.directory + "/c.pcap"
+            let tshark = try await net.captureMDNS(on: "c", seconds: 25, to: pcap)
+            let browse = try await net.spawn("c", log: net.directory + "/browse.log", ["avahi-browse", "-rp", "_handoff._tcp"])
+            #expect(try await net.wait(tshark, timeout: 45) == 0)
+            net.stop(browse)
+
+            // What a and b sent (c's own queries repeat what c heard while they paired,
+            // when the advertisement named the device on purpose).
+            let sent = net.directory + "/sent.pcap"
+            let filter = try await CommandLineTool.run("/usr/bin/tshark", ["-r", pcap, "-Y", "!(ip.src == \(addressC)) && !(ipv6.src == \(addressC6))", "-w", sent],
+                                                       environment: net.environment)
+            #expect(filter.status == 0, "\(filter)")
+            let raw = try Data(contentsOf: URL(fileURLWithPath: sent))
+            #expect(raw.count > 1000, "a and b sent little: \(raw.count) bytes")
+            for secret in ["\(net.name)-a", "\(net.name)-b", "ws-a", "ws-b", idA, idB, String(idA.prefix(12)), String(idB.prefix(12))] {
+                #expect(raw.range(of: Data(secret.utf8)) == nil, "the capture holds \(secret)")
+            }
+            let packets = try await NetnsRun.mdnsResponses(in: pcap, from: addressA, fields: ["dns.ptr.domain_name", "dns.srv.target", "dns.txt"])
+            let instances = Set(packets.flatMap { $0["dns.ptr.domain_name"] ?? [] }.filter { $0.hasSuffix("._handoff._tcp.local") })
+            let targets = Set(packets.flatMap { $0["dns.srv.target"] ?? [] })
+            let txt = Set(packets.flatMap { $0["dns.txt"] ?? [] })
+            // Two rotations in 25 s (every 10 s): at least three names and three targets.
+            #expect(instances.count >= 3, "instance names seen: \(instances)")
+            #expect(targets.count >= 3, "SRV targets seen: \(targets)")
+            for t in targets {
+                let label = t.split(separator: ".").first.map(String.init) ?? ""
+                #expect(label.count >= 12 && label.prefix(12).allSatisfy(\.isHexDigit) && t.hasSuffix(".local"), "a random SRV target: \(t)")
+            }
+            #expect(!txt.isEmpty && txt.allSatisfy { $0.hasPrefix("v=") || $0.hasPrefix("h=") || $0.hasPrefix("t=") }, "TXT: \(txt)")
+        }
+    }
 }
 }

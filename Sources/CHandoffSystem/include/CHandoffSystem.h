@@ -14,4 +14,9 @@ typedef struct {
 // Returns 0 or -errno.
 int handoff_sd_notify(const char *path, const char *message);
 
+// A non-blocking, close-on-exec NETLINK_ROUTE socket subscribed to link, address and route
+// changes (IPv4 and IPv6). Returns the descriptor or -errno. What arrives is only a wake-up:
+// the reader looks at the interfaces itself.
+int handoff_route_change_socket(void);
+
 #endif

@@ -68,6 +68,10 @@ public actor PeerService: Service {
     /// random name, nonce and epoch, and the timer of the next rotation.
     var advertisementKeys: [AdvertisementKey] = []
     var rotationName = PrivateAdvertisement.randomHex(6)
+    /// The SRV target's random host name, published with this host's addresses.
+    var rotationHost = PrivateAdvertisement.randomHex(6)
+    /// This host's addresses and routes, kept current by `NetworkWatch`.
+    var network = NetworkWatch.snapshot()
     var rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
     var rotationEpoch: Int64 = 0
     var rotationTimer: Scheduled<Void>?
@@ -131,6 +135,7 @@ public actor PeerService: Service {
         let workStream = self.workStream
         let registry = self.registry
         let avahi = self.avahi
+        let (group, logger, network) = (self.group, self.logger, self.network)
         // Graceful shutdown cancels the loops below; that is how this service ends.
         do { try await cancelWhenGracefulShutdown {
             try await withThrowingDiscardingTaskGroup { tasks in
@@ -144,6 +149,11 @@ public actor PeerService: Service {
                 }
                 tasks.addTask {
                     for await offer in await registry.watchOffer() { await self.offerChanged(offer) }
+                }
+                tasks.addTask {
+                    await NetworkWatch.run(group: group, logger: logger, initial: network) { snapshot, change in
+                        await self.networkChanged(snapshot, change)
+                    }
                 }
                 if let avahi {
                     tasks.addTask {
@@ -468,14 +478,17 @@ public actor PeerService: Service {
             txt.append(("pair", tag))
             txt.append(("n", AccountStatement.cut(deviceName, toBytes: 64)))
         }
-        return ServiceAdvertisement(name: rotationName, port: UInt16(listenPort), txt: txt)
+        return ServiceAdvertisement(name: rotationName, port: UInt16(listenPort), txt: txt,
+                                    host: rotationHost, addresses: network.addresses.sorted())
     }
 
-    /// A new name, nonce and hint, now and every rotation period (and when the key changes).
+    /// A new name, host name, nonce and hint, now and every rotation period (and when the key
+    /// or this host's addresses change).
     func rotateAdvertisement() {
         let period = max(10, settings.advertisementRotationSeconds)
         let now = SystemClock.now()
         rotationName = PrivateAdvertisement.randomHex(6)
+        rotationHost = PrivateAdvertisement.randomHex(6)
         rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
         rotationEpoch = PrivateAdvertisement.epoch(at: now)
         changeHint = PeerService.newHint()

@@ -147,6 +147,13 @@ final class NetnsRun: @unchecked Sendable {
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// HOST's IPv6 link-local address, without its zone.
+    func address6(_ host: String) async throws -> String {
+        let text = try await CommandLineTool.run("/bin/bash", [NetnsRun.script, "addr6", name, host], environment: environment)
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(text.split(separator: "%").first ?? "")
+    }
+
     func deviceID(_ host: String) async throws -> String {
         try await ctl(host, "id").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
