@@ -14,12 +14,14 @@ public final class AvahiDiscovery: Sendable {
     private let lifecycle = LifecycleLock()
     private let phase = PhaseBox()
 
-    public init(serviceType: String = "_handoff._tcp", logger: Logger) {
+    /// `browseDomains`: unicast DNS-SD domains browsed besides `local` (Avahi's wide-area
+    /// support, which the system's avahi-daemon must have enabled).
+    public init(serviceType: String = "_handoff._tcp", browseDomains: [String] = [], logger: Logger) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: AvahiEvent.self, bufferingPolicy: .bufferingNewest(1024))
         self.events = stream
         self.continuation = continuation
-        self.session = AvahiSession(serviceType: serviceType, logger: logger, continuation: continuation)
+        self.session = AvahiSession(serviceType: serviceType, browseDomains: browseDomains, logger: logger, continuation: continuation)
     }
 
     deinit {

@@ -10,6 +10,15 @@ extension AvahiSession {
         if browser == nil {
             logger.error("cannot browse \(serviceType): \(AvahiError.text(avahi_client_errno(c)))")
         }
+        for domain in browseDomains {
+            let b = avahi_service_browser_new(
+                c, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), serviceType, domain,
+                AvahiLookupFlags(0), AvahiCallbacks.browse, userdata)
+            if let b { wideAreaBrowsers.append(b) } else {
+                logger.error("cannot browse \(serviceType) in \(domain): \(AvahiError.text(avahi_client_errno(c)))",
+                             metadata: ["hint": "unicast DNS-SD needs enable-wide-area=yes in avahi-daemon.conf and a DNS server in /etc/resolv.conf"])
+            }
+        }
     }
 
     func browseEvent(

@@ -22,6 +22,9 @@ final class AvahiSession: @unchecked Sendable {
 
     var client: OpaquePointer?
     var browser: OpaquePointer?
+    /// Unicast DNS-SD domains browsed besides `local`, and their browsers.
+    let browseDomains: [String]
+    var wideAreaBrowsers: [OpaquePointer] = []
     var group: OpaquePointer?
     /// True while the group holds our service (reset and collisions empty it).
     var groupFilled = false
@@ -43,8 +46,9 @@ final class AvahiSession: @unchecked Sendable {
     var retryTimer: OpaquePointer?
     var retryDelayMilliseconds = 0
 
-    init(serviceType: String, logger: Logger, continuation: AsyncStream<AvahiEvent>.Continuation) {
+    init(serviceType: String, browseDomains: [String] = [], logger: Logger, continuation: AsyncStream<AvahiEvent>.Continuation) {
         self.serviceType = serviceType
+        self.browseDomains = browseDomains
         self.logger = logger
         self.continuation = continuation
     }
@@ -109,6 +113,7 @@ final class AvahiSession: @unchecked Sendable {
         avahi_client_free(c)
         client = nil
         browser = nil
+        wideAreaBrowsers = []
         group = nil
         groupFilled = false
         registered = nil

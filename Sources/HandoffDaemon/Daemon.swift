@@ -45,6 +45,7 @@ public struct Daemon: Sendable {
         peerSettings.listenAddress = config.peerListenAddress
         peerSettings.port = config.peerPort
         peerSettings.staticPeers = config.staticPeers
+        peerSettings.dnsSDDomains = config.dnsSDDomains
         peerSettings.advertisementRotationSeconds = config.advertisementRotationSeconds
         peerSettings.discovery = config.discovery
         peerSettings.handshakeTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds * 2 / 3)

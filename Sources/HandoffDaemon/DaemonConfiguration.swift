@@ -37,6 +37,10 @@ public struct DaemonConfiguration: Sendable {
     /// Peers dialled at these addresses whatever mDNS says (`peer = HOST:PORT`,
     /// repeatable): across VPNs and routed networks, where multicast does not reach.
     public var staticPeers: [String] = []
+    /// Unicast DNS domains to browse for peers besides mDNS (`dns-sd-domain = DOMAIN`,
+    /// repeatable), through Avahi's wide-area support; records are kept by the domain's
+    /// administrator (PeerProtocol.md §3.4).
+    public var dnsSDDomains: [String] = []
     /// Seconds between changes of the advertisement's random name and tag (at least 10).
     public var advertisementRotationSeconds: Int64 = 900
 
@@ -51,6 +55,15 @@ public struct DaemonConfiguration: Sendable {
         guard gethostname(&buf, buf.count) == 0 else { return "workstation" }
         let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return name.isEmpty ? "workstation" : name
+    }
+
+    /// Letters, digits and hyphens in dot-separated labels of 1–63 bytes, 253 in all.
+    static func isDomainName(_ s: String) -> Bool {
+        let labels = s.split(separator: ".", omittingEmptySubsequences: false)
+        return !s.isEmpty && s.utf8.count <= 253 && labels.allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" || $0 == "_" }
+        }
     }
 
     public struct FileError: Error, CustomStringConvertible {
@@ -116,6 +129,12 @@ public struct DaemonConfiguration: Sendable {
                 throw FileError(description: "peer must be HOST:PORT (or [IPv6]:PORT), not \"\(value)\"")
             }
             staticPeers.append(value)
+        case "dns-sd-domain":
+            let domain = value.hasSuffix(".") ? String(value.dropLast()) : value
+            guard DaemonConfiguration.isDomainName(domain), domain.lowercased() != "local" else {
+                throw FileError(description: "dns-sd-domain must be a DNS domain such as corp.example (not local), not \"\(value)\"")
+            }
+            if !dnsSDDomains.contains(domain) { dnsSDDomains.append(domain) }
         case "discovery":
             guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
             discovery = value == "yes"

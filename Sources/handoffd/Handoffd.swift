@@ -70,6 +70,9 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial at HOST:PORT whatever mDNS says (repeatable).", valueName: "host:port"))
     var peers: [String] = []
 
+    @Option(name: .customLong("dns-sd-domain"), help: ArgumentHelp("Also look for peers in this unicast DNS-SD domain, through Avahi's wide-area support (repeatable).", valueName: "domain"))
+    var dnsSDDomains: [String] = []
+
     @Option(name: .customLong("advertisement-rotation-seconds"), help: ArgumentHelp("Seconds between new random advertisement names (default: 900).", visibility: .hidden))
     var advertisementRotationSeconds: Int?
 
@@ -99,6 +102,7 @@ struct Handoffd: AsyncParsableCommand {
             ]
             for case let (key, value?) in flags { try cfg.set(key, value) }
             for p in peers { try cfg.set("peer", p) }
+            for d in dnsSDDomains { try cfg.set("dns-sd-domain", d) }
         } catch {
             throw ValidationError("\(error)")
         }

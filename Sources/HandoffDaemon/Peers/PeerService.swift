@@ -101,7 +101,7 @@ public actor PeerService: Service {
         self.group = group
         self.logger = logger
         tls = try PeerTLS(identity: identity)
-        avahi = settings.discovery ? AvahiDiscovery(logger: logger) : nil
+        avahi = settings.discovery ? AvahiDiscovery(browseDomains: settings.dnsSDDomains, logger: logger) : nil
         if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
         dialPolicy = DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
@@ -523,6 +523,9 @@ public actor PeerService: Service {
             logger.info("advertised", metadata: ["name": "\(name)", "port": "\(listenPort)"])
         case .found(let service):
             var record = services[service.key] ?? ServiceRecord(service: service)
+            // Unicast DNS-SD records are an administrator's, like a configured peer: no tag,
+            // dialled whoever answers there (§3.4).
+            if service.key.domain != "local" { record.isStatic = true }
             record.gone = false
             let changed = record.service.txt["h"] != service.txt["h"] || record.service.address != service.address
             record.service = service

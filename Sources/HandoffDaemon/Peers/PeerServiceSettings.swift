@@ -12,6 +12,8 @@ public struct PeerServiceSettings: Sendable {
     public var advertisementRotationSeconds: Int64 = PrivateAdvertisement.epochSeconds
     /// HOST:PORT of peers to dial whatever mDNS says (`peer =` in handoffd.conf).
     public var staticPeers: [String] = []
+    /// Unicast DNS-SD domains browsed besides `local` (`dns-sd-domain =`).
+    public var dnsSDDomains: [String] = []
     /// Backoff ceiling for static peers (no mDNS says when one is back, so they are
     /// tried on a timer alone).
     public var maximumStaticBackoff: TimeAmount = .seconds(30)
