@@ -24,7 +24,7 @@ public actor ActivityRegistry {
 
     struct PendingSave {
         let saveID: String
-        var waiters: [CheckedContinuation<Result<ActivityRecord, APIError>, Never>]
+        var waiters: [CheckedContinuation<Result<ActivityRecord, HandoffError>, Never>]
         let timeout: Scheduled<Void>
     }
 
@@ -106,7 +106,7 @@ public actor ActivityRegistry {
             .map(record)
     }
 
-    public func get(_ ref: String) throws(APIError) -> ActivityRecord {
+    public func get(_ ref: String) throws(HandoffError) -> ActivityRecord {
         record(try entry(ref, allowFinal: true))
     }
 
@@ -138,10 +138,10 @@ public actor ActivityRegistry {
     // MARK: - Lifecycle
 
     public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil,
-                              document: (file: String, reference: DocumentReference)? = nil) throws(APIError) -> ActivityRecord {
+                              document: (file: String, reference: DocumentReference)? = nil) throws(HandoffError) -> ActivityRecord {
         let owner: ActivityOwner
         if let session {
-            guard events.isOpen(session) else { throw APIError.unknownSession(session) }
+            guard events.isOpen(session) else { throw HandoffError.unknownSession(session) }
             owner = .session(session)
         } else {
             owner = .daemon
@@ -153,7 +153,7 @@ public actor ActivityRegistry {
         try validate(activity)
         try StreamSourceRules.check(activity, owner: owner, streamFile: streamFile)
         if activity.isExpired(at: now) {
-            throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
+            throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
         entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file)
         evictBeyondCap(owner: owner, keeping: activity.id)
@@ -164,14 +164,14 @@ public actor ActivityRegistry {
     }
 
     /// Makes an existing (resigned) activity current again.
-    public func becomeCurrent(existing ref: String) throws(APIError) -> ActivityRecord {
+    public func becomeCurrent(existing ref: String) throws(HandoffError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
         if e.state != .current { makeCurrent(e.activity.id) }
         persist()
         return record(entries[e.activity.id]!)
     }
 
-    public func resign(_ ref: String) throws(APIError) -> ActivityRecord {
+    public func resign(_ ref: String) throws(HandoffError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
         if e.state == .current {
             entries[e.activity.id]!.state = .resigned
@@ -182,11 +182,11 @@ public actor ActivityRegistry {
         return record(entries[e.activity.id]!)
     }
 
-    public func update(_ ref: String, _ update: ActivityUpdate) throws(APIError) -> ActivityRecord {
+    public func update(_ ref: String, _ update: ActivityUpdate) throws(HandoffError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
         let now = SystemClock.now()
         if case .some(.some(let expiry)) = update.expirationDate, expiry <= now {
-            throw APIError(status: 422, code: "invalid_activity", message: "expirationDate: \(expiry) is already past; invalidate the activity to end it now")
+            throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(expiry) is already past; invalidate the activity to end it now")
         }
         var updated = update.applied(to: e.activity, now: now)
         // The document reference belongs to the file, not to what the app writes in userInfo.
@@ -207,7 +207,7 @@ public actor ActivityRegistry {
         return record(entries[e.activity.id]!)
     }
 
-    public func invalidate(_ ref: String) throws(APIError) -> ActivityRecord {
+    public func invalidate(_ ref: String) throws(HandoffError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
         finalize(e.activity.id, state: .invalidated, reason: "invalidated")
         persist()
@@ -219,14 +219,14 @@ public actor ActivityRegistry {
     /// The activity with a payload as fresh as its owner can make it. When needsSave is
     /// set and the owning session is alive, the owner gets will-save and this waits for its
     /// update, at most `willSaveTimeout`; then the last payload is served with `stale: true`.
-    public func snapshot(_ ref: String) async throws(APIError) -> ActivityRecord {
+    public func snapshot(_ ref: String) async throws(HandoffError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
         let id = e.activity.id
         guard e.activity.needsSave else { return withStale(record(e), false) }
         guard case .session(let token) = e.owner, events.isOpen(token) else {
             return withStale(record(e), true)  // nobody can refresh it
         }
-        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<ActivityRecord, APIError>, Never>) in
+        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<ActivityRecord, HandoffError>, Never>) in
             if pendingSaves[id] != nil {
                 pendingSaves[id]!.waiters.append(c)
                 return
@@ -248,7 +248,7 @@ public actor ActivityRegistry {
         resolveSave(id, with: .success(withStale(record(e), true)))
     }
 
-    private func resolveSave(_ id: ActivityID, with result: Result<ActivityRecord, APIError>) {
+    private func resolveSave(_ id: ActivityID, with result: Result<ActivityRecord, HandoffError>) {
         guard let pending = pendingSaves.removeValue(forKey: id) else { return }
         pending.timeout.cancel()
         for w in pending.waiters { w.resume(returning: result) }
@@ -258,27 +258,27 @@ public actor ActivityRegistry {
 
     private func isFinal(_ s: ActivityState) -> Bool { s == .invalidated || s == .expired }
 
-    private func entry(_ ref: String, allowFinal: Bool) throws(APIError) -> Entry {
+    private func entry(_ ref: String, allowFinal: Bool) throws(HandoffError) -> Entry {
         let id: ActivityID
         if ref == "current" {
-            guard let c = currentID else { throw APIError.noCurrent() }
+            guard let c = currentID else { throw HandoffError.noCurrent() }
             id = c
         } else {
             guard let parsed = ActivityID(ref) else {
-                throw APIError.badRequest("\"\(ref)\" is not an activity id (32 hex digits) or \"current\"")
+                throw HandoffError.badRequest("\"\(ref)\" is not an activity id (32 hex digits) or \"current\"")
             }
             id = parsed
         }
-        guard let e = entries[id] else { throw APIError.unknownActivity(ref) }
+        guard let e = entries[id] else { throw HandoffError.unknownActivity(ref) }
         if !allowFinal {
-            if e.state == .invalidated { throw APIError.invalidated(id) }
-            if e.state == .expired { throw APIError.expired(id) }
+            if e.state == .invalidated { throw HandoffError.invalidated(id) }
+            if e.state == .expired { throw HandoffError.expired(id) }
         }
         return e
     }
 
-    private func validate(_ a: Activity) throws(APIError) {
-        do { try ActivityValidation.validate(a, limits: settings.limits) } catch { throw APIError.invalid(error) }
+    private func validate(_ a: Activity) throws(HandoffError) {
+        do { try ActivityValidation.validate(a, limits: settings.limits) } catch { throw HandoffError.invalid(error) }
     }
 
     private func record(_ e: Entry) -> ActivityRecord {
@@ -396,17 +396,17 @@ public actor ActivityRegistry {
     }
 
     /// A peer's fetch: the offered activity only, as fresh as its owner can make it.
-    public func snapshotForPeer(_ id: ActivityID) async throws(APIError) -> ActivityRecord {
+    public func snapshotForPeer(_ id: ActivityID) async throws(HandoffError) -> ActivityRecord {
         guard let offered = lastOffer, offered.id == id else {
             if let e = entries[id], e.state == .expired || e.activity.isExpired(at: SystemClock.now()) {
-                throw APIError(status: 410, code: "expired", message: "the activity has expired")
+                throw HandoffError(.gone, code: "expired", message: "the activity has expired")
             }
-            throw APIError(status: 404, code: "not-offered", message: "that activity is not offered any more")
+            throw HandoffError(.notFound, code: "not-offered", message: "that activity is not offered any more")
         }
         let record = try await snapshot(id.rawValue)
         // The wait for will-save may have changed what is offered: check again.
         guard lastOffer?.id == id, record.activity.eligibleForHandoff else {
-            throw APIError(status: 404, code: "not-offered", message: "that activity stopped being offered while it was saved")
+            throw HandoffError(.notFound, code: "not-offered", message: "that activity stopped being offered while it was saved")
         }
         return record
     }
@@ -418,26 +418,26 @@ public actor ActivityRegistry {
     }
 
     /// Who serves an activity's continuation streams, for a peer's stream request.
-    public func streamSource(for id: ActivityID, document: Bool = false) throws(APIError) -> StreamSource {
+    public func streamSource(for id: ActivityID, document: Bool = false) throws(HandoffError) -> StreamSource {
         guard let e = entries[id], !isFinal(e.state) else {
-            throw APIError(status: 404, code: "not-offered", message: "that activity is not available on this device any more")
+            throw HandoffError(.notFound, code: "not-offered", message: "that activity is not available on this device any more")
         }
         if document {
             guard let file = e.documentFile else {
-                throw APIError(status: 409, code: "no-document", message: "the activity has no document to send")
+                throw HandoffError(.conflict, code: "no-document", message: "the activity has no document to send")
             }
             return .document(file)
         }
         guard e.activity.supportsContinuationStreams else {
-            throw APIError(status: 409, code: "streams-unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")
+            throw HandoffError(.conflict, code: "streams-unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")
         }
         switch e.owner {
         case .session(let token):
-            guard events.isOpen(token) else { throw APIError(status: 410, code: "owner-gone", message: "the app that owns the activity is gone") }
+            guard events.isOpen(token) else { throw HandoffError(.gone, code: "owner-gone", message: "the app that owns the activity is gone") }
             return .session(token)
         case .daemon:
             guard let file = e.streamFile else {
-                throw APIError(status: 409, code: "streams-unsupported", message: "the activity has no app or file to serve streams")
+                throw HandoffError(.conflict, code: "streams-unsupported", message: "the activity has no app or file to serve streams")
             }
             return .file(file)
         }
@@ -467,7 +467,7 @@ public actor ActivityRegistry {
         offerWatchers.removeAll()
         expiryTask?.cancel()
         for id in Array(pendingSaves.keys) {
-            resolveSave(id, with: .failure(APIError(status: 503, code: "shutting_down", message: "handoffd is shutting down")))
+            resolveSave(id, with: .failure(HandoffError(.unavailable, code: "shutting_down", message: "handoffd is shutting down")))
         }
         events.closeAll()
     }

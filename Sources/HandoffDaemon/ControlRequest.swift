@@ -18,12 +18,12 @@ struct ControlRequest: Sendable {
     }
 
     /// The body as a JSON object; an empty body reads as `{}`.
-    func jsonObject() throws(APIError) -> JSONObject {
+    func jsonObject() throws(HandoffError) -> JSONObject {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return JSONObject() }
         let value: JSONValue
-        do { value = try JSONValue(parsing: body) } catch { throw APIError.invalidJSON(error) }
+        do { value = try JSONValue(parsing: body) } catch { throw HandoffError.invalidJSON(error) }
         guard case .object(let o) = value else {
-            throw APIError.badRequest("the request body must be a JSON object, not \(value.typeName)")
+            throw HandoffError.badRequest("the request body must be a JSON object, not \(value.typeName)")
         }
         return o
     }
@@ -36,4 +36,6 @@ struct ControlResponse: Sendable {
     static func ok(_ body: JSONValue) -> ControlResponse { ControlResponse(status: 200, body: body) }
     static func created(_ body: JSONValue) -> ControlResponse { ControlResponse(status: 201, body: body) }
     static func error(_ e: APIError) -> ControlResponse { ControlResponse(status: e.status, body: e.json) }
+    /// The one place a domain failure becomes an HTTP status.
+    static func error(_ e: HandoffError) -> ControlResponse { .error(APIError(e)) }
 }

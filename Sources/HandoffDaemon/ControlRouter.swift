@@ -25,20 +25,20 @@ struct ControlRouter: Sendable {
             case .becomeCurrent:
                 let body = try request.jsonObject()
                 let draft: ActivityDraft
-                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session", "streamFile", "document"]) } catch { throw APIError.invalid(error) }
+                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session", "streamFile", "document"]) } catch { throw HandoffError.invalid(error) }
                 var session = request.headers.first(name: ControlPaths.sessionHeader)
                 if let v = body["session"], v != .null {
-                    guard let s = v.stringValue else { throw APIError.badRequest("session must be a string") }
+                    guard let s = v.stringValue else { throw HandoffError.badRequest("session must be a string") }
                     session = s
                 }
                 var streamFile: String?
                 if let v = body["streamFile"], v != .null {
-                    guard let f = v.stringValue else { throw APIError.badRequest("streamFile must be a string") }
+                    guard let f = v.stringValue else { throw HandoffError.badRequest("streamFile must be a string") }
                     streamFile = f
                 }
                 var document: (file: String, reference: DocumentReference)?
                 if let v = body["document"], v != .null {
-                    guard let path = v.stringValue else { throw APIError.badRequest("document must be a string: the file's absolute path") }
+                    guard let path = v.stringValue else { throw HandoffError.badRequest("document must be a string: the file's absolute path") }
                     document = try await locate(path)
                 }
                 return .created(try await registry.becomeCurrent(draft, session: session, streamFile: streamFile, document: document).json)
@@ -46,7 +46,7 @@ struct ControlRouter: Sendable {
                 return .ok(try await registry.get(id).json)
             case .updateActivity(let id):
                 let update: ActivityUpdate
-                do { update = try ActivityJSON.decodeUpdate(try request.jsonObject()) } catch let e as APIError { throw e } catch let e as ValidationError { throw APIError.invalid(e) }
+                do { update = try ActivityJSON.decodeUpdate(try request.jsonObject()) } catch let e as HandoffError { throw e } catch let e as ValidationError { throw HandoffError.invalid(e) }
                 return .ok(try await registry.update(id, update).json)
             case .becomeCurrentAgain(let id):
                 try requireEmptyObject(request)
@@ -61,7 +61,7 @@ struct ControlRouter: Sendable {
                 try requireEmptyObject(request)
                 return .ok(try await registry.snapshot(id).json)
             case .events:
-                return .error(.badRequest("the event stream is served by the connection, not the router"))
+                return .error(HandoffError.badRequest("the event stream is served by the connection, not the router"))
             case .identity:
                 return .ok(.object(["deviceID": .string(await peers.deviceID.description), "name": .string(peers.deviceName)]))
             case .peers:
@@ -105,17 +105,17 @@ struct ControlRouter: Sendable {
                 let bodySession = try r.string("session")
                 try r.rejectUnknownFields()
                 guard let session = bodySession ?? request.headers.first(name: ControlPaths.sessionHeader) else {
-                    throw APIError.badRequest("name the event session that takes the launcher role: \"session\" in the body or the \(ControlPaths.sessionHeader) header")
+                    throw HandoffError.badRequest("name the event session that takes the launcher role: \"session\" in the body or the \(ControlPaths.sessionHeader) header")
                 }
                 try await agent.claim(session: session)
                 return .ok(.object(["launcher": .bool(true), "session": .string(session)]))
             case .answerLaunch(let id):
                 let outcome: LaunchOutcome
                 do { outcome = try LaunchOutcome(json: .object(try request.jsonObject())) } catch let e as ValidationError {
-                    throw APIError.badRequest(e.description)
+                    throw HandoffError.badRequest(e.description)
                 }
                 guard await agent.answer(id, .launch, .success(outcome.json)) else {
-                    throw APIError(status: 404, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
+                    throw HandoffError(.notFound, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
             case .devices:
@@ -136,7 +136,7 @@ struct ControlRouter: Sendable {
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let code = try r.string("code")
                 try r.rejectUnknownFields()
-                guard let code else { throw APIError.badRequest("say {\"code\": \"123456\"}: the code both screens show") }
+                guard let code else { throw HandoffError.badRequest("say {\"code\": \"123456\"}: the code both screens show") }
                 return .ok(try await peers.confirmPairing(code: code).json)
             case .cancelPairing:
                 return .ok(await peers.cancelPairing().json)
@@ -146,9 +146,9 @@ struct ControlRouter: Sendable {
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let enabled = try r.bool("enabled")
                 try r.rejectUnknownFields()
-                guard let enabled else { throw APIError.badRequest("say {\"enabled\": true} or {\"enabled\": false}") }
+                guard let enabled else { throw HandoffError.badRequest("say {\"enabled\": true} or {\"enabled\": false}") }
                 guard DesktopSource.names.contains(name) else {
-                    throw APIError(status: 404, code: "unknown_source", message: "no source \"\(name.prefix(64))\": the sources are \(DesktopSource.names.joined(separator: ", "))")
+                    throw HandoffError(.notFound, code: "unknown_source", message: "no source \"\(name.prefix(64))\": the sources are \(DesktopSource.names.joined(separator: ", "))")
                 }
                 return .ok(DesktopSource.listJSON(try await agent.sources(DesktopSourceChange(source: name, enabled: enabled))))
             case .answerSources(let id):
@@ -156,43 +156,43 @@ struct ControlRouter: Sendable {
                 let result: Result<JSONValue, SessionAgentBroker.Failure>
                 if let e = body.objectValue?["error"]?.objectValue {
                     guard let code = e["code"]?.stringValue, let message = e["message"]?.stringValue else {
-                        throw APIError.badRequest("an error answer is {\"error\": {\"code\", \"message\"}}")
+                        throw HandoffError.badRequest("an error answer is {\"error\": {\"code\", \"message\"}}")
                     }
                     result = .failure(.init(code: String(code.prefix(64)), message: String(message.prefix(4096))))
                 } else {
-                    do { _ = try DesktopSource.list(json: body) } catch { throw APIError.badRequest(error.description) }
+                    do { _ = try DesktopSource.list(json: body) } catch { throw HandoffError.badRequest(error.description) }
                     result = .success(body)
                 }
                 guard await agent.answer(id, .sources, result) else {
-                    throw APIError(status: 404, code: "unknown_request", message: "no sources request \(id) is waiting for an answer (it may have timed out)")
+                    throw HandoffError(.notFound, code: "unknown_request", message: "no sources request \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(.object(["requestID": .string(id), "answered": .bool(true)]))
             case .openStream, .acceptStream:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlPaths.streamProtocol {
-                    throw APIError.badRequest(route == .openStream
+                    throw HandoffError.badRequest(route == .openStream
                         ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation"
                         : "the stream id is 32 hex digits, and \(ControlPaths.streamLengthHeader) a whole number of bytes")
                 }
-                throw APIError(status: 426, code: "upgrade_required",
+                throw HandoffError(.versionMismatch, code: "upgrade_required",
                                message: "continuation streams need an HTTP upgrade: send `Connection: Upgrade` and `Upgrade: \(ControlPaths.streamProtocol)` (Docs/LocalAPI.md)")
             case .refuseStream(let id):
                 var r = JSONFieldReader(try request.jsonObject(), path: "body")
                 let reason = try r.string("reason")
                 try r.rejectUnknownFields()
                 if let failure = await streams.refuse(id, reason: reason) {
-                    throw APIError(status: 404, code: failure.code, message: failure.message)
+                    throw HandoffError(.notFound, code: failure.code, message: failure.message)
                 }
                 return .ok(.object(["streamID": .string(id), "refused": .bool(true)]))
             }
-        } catch let e as APIError {
+        } catch let e as HandoffError {
             return .error(e)
         } catch let e as ValidationError where e.field.hasPrefix("body.") {
-            return .error(.badRequest(e.description))  // a request field, not an activity's
+            return .error(HandoffError.badRequest(e.description))  // a request field, not an activity's
         } catch let e as ValidationError {
-            return .error(.invalid(e))
+            return .error(HandoffError.invalid(e))
         } catch {
-            return .error(APIError(status: 500, code: "internal", message: "\(error)"))
+            return .error(HandoffError(.internal, code: "internal", message: "\(error)"))
         }
     }
 
@@ -208,11 +208,11 @@ struct ControlRouter: Sendable {
     private func continuedDocument(_ id: String) async throws -> JSONValue {
         let record = try await peers.continuedRecord(id)
         guard let value = record.activity.userInfo[DocumentReference.userInfoKey] else {
-            throw APIError(status: 404, code: "no_document", message: "activity \(id) has no document")
+            throw HandoffError(.notFound, code: "no_document", message: "activity \(id) has no document")
         }
         let reference: DocumentReference
         do { reference = try DocumentReference(propertyValue: value) } catch {
-            throw APIError(status: 422, code: "bad_document", message: "the document reference from the other workstation is unusable: \(error)")
+            throw HandoffError(.invalid, code: "bad_document", message: "the document reference from the other workstation is unusable: \(error)")
         }
         let configured = configuredRoots
         let local = try await NIOThreadPool.singleton.runIfActive {
@@ -227,8 +227,8 @@ struct ControlRouter: Sendable {
         ])
     }
 
-    private func requireEmptyObject(_ request: ControlRequest) throws(APIError) {
+    private func requireEmptyObject(_ request: ControlRequest) throws(HandoffError) {
         let o = try request.jsonObject()
-        if let k = o.keys.first { throw APIError.invalid(ValidationError(field: k, problem: "unknown field")) }
+        if let k = o.keys.first { throw HandoffError.invalid(ValidationError(field: k, problem: "unknown field")) }
     }
 }

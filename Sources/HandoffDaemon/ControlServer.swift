@@ -218,7 +218,7 @@ public final class ControlServer: Service, Sendable {
             let request = ControlRequest(head: head, body: body)
             switch ControlRoute.match(method: head.method, path: request.path) {
             case .notFound:
-                try await Self.write(.error(.notFound("no route \(request.path); see Docs/LocalAPI.md (routes start with /v1/)")), to: outbound, keepAlive: keepAlive)
+                try await Self.write(.error(HandoffError.notFound("no route \(request.path); see Docs/LocalAPI.md (routes start with /v1/)")), to: outbound, keepAlive: keepAlive)
             case .methodNotAllowed:
                 try await Self.write(.error(.methodNotAllowed("\(head.method)", request.path)), to: outbound, keepAlive: keepAlive)
             case .route(.events):

@@ -1,8 +1,8 @@
 import HandoffCore
 import HandoffWire
 
-extension APIError {
-    static func unknownActivity(_ id: String) -> APIError {
-        APIError.notFound("no activity \(id) on this device (see GET /v1/activities)")
+extension HandoffError {
+    static func unknownActivity(_ id: String) -> HandoffError {
+        HandoffError.notFound("no activity \(id) on this device (see GET /v1/activities)")
     }
 }

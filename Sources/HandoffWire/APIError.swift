@@ -27,25 +27,11 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         self.init(status: status, code: code, message: message)
     }
 
-    // The codes in Docs/LocalAPI.md.
-    public static func invalidJSON(_ e: JSONParseError) -> APIError { APIError(status: 400, code: "invalid_json", message: e.description) }
-    public static func invalid(_ e: ValidationError) -> APIError { APIError(status: 422, code: "invalid_activity", message: e.description) }
-    public static func badRequest(_ m: String) -> APIError { APIError(status: 400, code: "bad_request", message: m) }
-    public static func notFound(_ m: String) -> APIError { APIError(status: 404, code: "not_found", message: m) }
-    public static func invalidated(_ id: ActivityID) -> APIError {
-        APIError(status: 410, code: "invalidated", message: "activity \(id) was invalidated; an invalidated activity is final, make a new one with become-current")
-    }
-    public static func expired(_ id: ActivityID) -> APIError {
-        APIError(status: 410, code: "expired", message: "activity \(id) has expired; make a new one with become-current")
-    }
-    public static func noCurrent() -> APIError { APIError(status: 404, code: "no_current_activity", message: "no activity is current on this device") }
+    // HTTP-level failures of the local API itself (domain failures are HandoffError).
     public static func tooLarge(_ limit: Int) -> APIError {
         APIError(status: 413, code: "body_too_large", message: "request body exceeds \(limit) bytes; keep activities small and send bulk data through a continuation stream")
     }
     public static func methodNotAllowed(_ method: String, _ path: String) -> APIError {
         APIError(status: 405, code: "method_not_allowed", message: "\(method) is not allowed on \(path)")
-    }
-    public static func unknownSession(_ token: String) -> APIError {
-        APIError(status: 409, code: "unknown_session", message: "session \(token) is not open; open one with GET /v1/events and use the token it sends first")
     }
 }

@@ -184,17 +184,18 @@ struct APIErrorTests {
     @Test func factories() throws {
         let id = ActivityID("0123456789abcdef0123456789abcdef")!
         let parse = try #require(#expect(throws: JSONParseError.self) { try json("[1,") })
+        // Domain failures get their status where the local API answers (APIError.init(_:)).
         let cases: [(APIError, Int, String)] = [
-            (.invalidJSON(parse), 400, "invalid_json"),
-            (.invalid(ValidationError(field: "f", problem: "p")), 422, "invalid_activity"),
-            (.badRequest("m"), 400, "bad_request"),
-            (.notFound("m"), 404, "not_found"),
-            (.invalidated(id), 410, "invalidated"),
-            (.expired(id), 410, "expired"),
-            (.noCurrent(), 404, "no_current_activity"),
+            (APIError(HandoffError.invalidJSON(parse)), 400, "invalid_json"),
+            (APIError(HandoffError.invalid(ValidationError(field: "f", problem: "p"))), 422, "invalid_activity"),
+            (APIError(HandoffError.badRequest("m")), 400, "bad_request"),
+            (APIError(HandoffError.notFound("m")), 404, "not_found"),
+            (APIError(HandoffError.invalidated(id)), 410, "invalidated"),
+            (APIError(HandoffError.expired(id)), 410, "expired"),
+            (APIError(HandoffError.noCurrent()), 404, "no_current_activity"),
             (.tooLarge(1024), 413, "body_too_large"),
             (.methodNotAllowed("PUT", "/v1/status"), 405, "method_not_allowed"),
-            (.unknownSession("tok"), 409, "unknown_session"),
+            (APIError(HandoffError.unknownSession("tok")), 409, "unknown_session"),
         ]
         for (e, status, code) in cases {
             #expect(e.status == status, "\(code)")
@@ -202,13 +203,20 @@ struct APIErrorTests {
             #expect(!e.message.isEmpty)
             #expect(APIError(status: status, body: e.json) == e)
         }
-        #expect(APIError.invalidJSON(parse).message == "invalid JSON at byte 3: unexpected end of input")
-        #expect(APIError.invalid(ValidationError(field: "f", problem: "p")).message == "f: p")
-        #expect(APIError.invalidated(id).message.contains(id.rawValue))
+        #expect(HandoffError.invalidJSON(parse).message == "invalid JSON at byte 3: unexpected end of input")
+        #expect(HandoffError.invalid(ValidationError(field: "f", problem: "p")).message == "f: p")
+        #expect(HandoffError.invalidated(id).message.contains(id.rawValue))
         #expect(APIError.tooLarge(1024).message.contains("1024"))
         #expect(APIError.tooLarge(1024).message.contains("continuation stream"))
         #expect(APIError.methodNotAllowed("PUT", "/v1/status").message.contains("PUT"))
-        #expect(APIError.unknownSession("tok").message.contains("tok"))
+        #expect(HandoffError.unknownSession("tok").message.contains("tok"))
+    }
+
+    @Test func everyKindOfFailureHasItsOwnStatus() {
+        let statuses = HandoffError.Kind.allCases.map(APIError.status(of:))
+        #expect(Set(statuses).count == HandoffError.Kind.allCases.count, "two kinds would be told apart by nobody")
+        #expect(statuses.allSatisfy { (400..<600).contains($0) })
+        #expect(APIError.status(of: .peerTimedOut) == 504 && APIError.status(of: .unavailable) == 503)
     }
 }
 

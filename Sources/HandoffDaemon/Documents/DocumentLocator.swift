@@ -12,8 +12,8 @@ import Glibc
 enum DocumentLocator {
     /// At the origin: `path` must name a regular file; its reference says where it is
     /// synced (if anywhere), its size and its SHA-256.
-    static func reference(for path: String, roots: SyncedRoots) throws(APIError) -> (file: String, reference: DocumentReference) {
-        guard path.hasPrefix("/") else { throw APIError.invalid(ValidationError(field: "document", problem: "must be an absolute path")) }
+    static func reference(for path: String, roots: SyncedRoots) throws(HandoffError) -> (file: String, reference: DocumentReference) {
+        guard path.hasPrefix("/") else { throw HandoffError.invalid(ValidationError(field: "document", problem: "must be an absolute path")) }
         let resolved = SyncedRoots.resolved(path)
         let (size, hash) = try digest(resolved, field: "document")
         if let (root, relative) = roots.locate(resolved) {
@@ -60,14 +60,14 @@ enum DocumentLocator {
     }
 
     /// Size and SHA-256 of a regular file, read in 1 MiB pieces.
-    static func digest(_ path: String, field: String) throws(APIError) -> (Int64, [UInt8]) {
+    static func digest(_ path: String, field: String) throws(HandoffError) -> (Int64, [UInt8]) {
         // O_NONBLOCK: a FIFO where a file should be must not hang a thread-pool thread.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { throw APIError.invalid(ValidationError(field: field, problem: "\(path): \(String(cString: strerror(errno)))")) }
+        guard fd >= 0 else { throw HandoffError.invalid(ValidationError(field: field, problem: "\(path): \(String(cString: strerror(errno)))")) }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            throw APIError.invalid(ValidationError(field: field, problem: "\(path) is not a regular file"))
+            throw HandoffError.invalid(ValidationError(field: field, problem: "\(path) is not a regular file"))
         }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -75,7 +75,7 @@ enum DocumentLocator {
         while true {
             let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw APIError.invalid(ValidationError(field: field, problem: "\(path): \(String(cString: strerror(errno)))")) }
+            guard n >= 0 else { throw HandoffError.invalid(ValidationError(field: field, problem: "\(path): \(String(cString: strerror(errno)))")) }
             if n == 0 { break }
             hasher.update(data: buffer[0..<n])
             total += Int64(n)

@@ -127,18 +127,18 @@ extension PeerService {
     }
 
     /// Signs "`id` is not a member": every member that hears it stops trusting it.
-    func removeFromAccount(_ text: String) async throws(APIError) -> JSONValue {
+    func removeFromAccount(_ text: String) async throws(HandoffError) -> JSONValue {
         let id: DeviceID
-        do { id = try DeviceID(parsing: text) } catch { throw APIError.badRequest("\(error.description); `handoffctl devices` lists the IDs") }
+        do { id = try DeviceID(parsing: text) } catch { throw HandoffError.badRequest("\(error.description); `handoffctl devices` lists the IDs") }
         guard id != identity.deviceID else {
-            throw APIError.badRequest("that is this workstation: remove it from another member (`handoffctl remove ID` there)")
+            throw HandoffError.badRequest("that is this workstation: remove it from another member (`handoffctl remove ID` there)")
         }
         let (members, removed) = account.membership
         if removed.contains(where: { $0.id == id }) {
-            throw APIError(status: 409, code: "already_removed", message: "\(id) was removed already")
+            throw HandoffError(.conflict, code: "already_removed", message: "\(id) was removed already")
         }
         guard let member = members.first(where: { $0.id == id }) else {
-            throw APIError(status: 404, code: "not_a_member", message: "\(id) is not a member of your account (`handoffctl devices` lists them)")
+            throw HandoffError(.notFound, code: "not_a_member", message: "\(id) is not a member of your account (`handoffctl devices` lists them)")
         }
         do {
             let s = try account.append(.remove, subject: id, name: "", certificate: [], at: SystemClock.now(), key: identity.signingKey)
@@ -148,7 +148,7 @@ extension PeerService {
             // the members' advertisements any more.
             adoptAdvertisementKey(.random(generation: (advertisementKeys.first?.generation ?? 0) + 1), except: nil)
         } catch {
-            throw APIError(status: 500, code: "internal", message: "could not sign the removal: \(error)")
+            throw HandoffError(.internal, code: "internal", message: "could not sign the removal: \(error)")
         }
         return .object(["id": .string(id.description), "name": .string(member.name), "removed": .bool(true)])
     }

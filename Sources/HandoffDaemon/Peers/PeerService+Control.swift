@@ -69,21 +69,21 @@ extension PeerService {
         return .object(["offers": .array(list)])
     }
 
-    func trustDevice(_ text: String, name: String?, address: String? = nil) throws(APIError) -> JSONValue {
+    func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> JSONValue {
         if let address { _ = try Self.hostAndPort(address) }
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch {
-            throw APIError(status: 400, code: "bad_device_id", message: "\(error.description); `handoffctl id` on the other workstation prints its ID")
+            throw HandoffError(.badRequest, code: "bad_device_id", message: "\(error.description); `handoffctl id` on the other workstation prints its ID")
         }
         guard id != identity.deviceID else {
-            throw APIError(status: 400, code: "bad_device_id", message: "that is this workstation's own ID; trust the other workstation's (`handoffctl id` there)")
+            throw HandoffError(.badRequest, code: "bad_device_id", message: "that is this workstation's own ID; trust the other workstation's (`handoffctl id` there)")
         }
         if let r = account.membership.removed.first(where: { $0.id == id }) {
-            throw APIError(status: 409, code: "removed", message: "\(id) was removed from your account on \(r.removedAt.rfc3339); removal is final: a device can come back only with a new identity")
+            throw HandoffError(.conflict, code: "removed", message: "\(id) was removed from your account on \(r.removedAt.rfc3339); removal is final: a device can come back only with a new identity")
         }
         let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
         do { try trust.trust(id, name: chosen, address: address) } catch {
-            throw APIError(status: 500, code: "internal", message: "could not save the trusted devices: \(error)")
+            throw HandoffError(.internal, code: "internal", message: "could not save the trusted devices: \(error)")
         }
         if let address { addStaticPeer(address) }
         trusted(id)
@@ -102,9 +102,9 @@ extension PeerService {
         for key in Array(services.keys) { considerDialling(key) }
     }
 
-    func untrustDevice(_ text: String) async throws(APIError) -> JSONValue {
+    func untrustDevice(_ text: String) async throws(HandoffError) -> JSONValue {
         let id: DeviceID
-        do { id = try DeviceID(parsing: text) } catch { throw APIError(status: 400, code: "bad_device_id", message: error.description) }
+        do { id = try DeviceID(parsing: text) } catch { throw HandoffError(.badRequest, code: "bad_device_id", message: error.description) }
         // A member is trusted by every member: untrusting it here alone would not last.
         if id != identity.deviceID, account.membership.members.contains(where: { $0.id == id }) {
             var result = try await removeFromAccount(text)
@@ -114,16 +114,16 @@ extension PeerService {
         let was: Bool
         do { was = try trust.untrust(id) } catch {
             links[id]?.close()  // untrusted in force already; only the file failed
-            throw APIError(status: 500, code: "internal", message: "untrusted now, but the trusted devices file could not be saved (\(error)); it may be trusted again after a restart")
+            throw HandoffError(.internal, code: "internal", message: "untrusted now, but the trusted devices file could not be saved (\(error)); it may be trusted again after a restart")
         }
-        guard was else { throw APIError(status: 404, code: "not_trusted", message: "\(id) was not trusted") }
+        guard was else { throw HandoffError(.notFound, code: "not_trusted", message: "\(id) was not trusted") }
         links[id]?.close()
         return .object(["id": .string(id.description), "trusted": .bool(false)])
     }
 
     /// Picks an offered activity, fetches its fresh payload from the origin, checks it,
     /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
-    func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(APIError) -> JSONValue {
+    func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(HandoffError) -> JSONValue {
         let now = SystemClock.now()
         var candidates: [(PeerLink, ActivitySummary)] = []
         var expiredOnly = false
@@ -139,25 +139,25 @@ extension PeerService {
             candidates.append((link, offer))
         }
         if candidates.isEmpty && expiredOnly {
-            return try await fail(type, APIError(status: 410, code: "expired", message: "the activity offered has expired"))
+            return try await fail(type, HandoffError(.gone, code: "expired", message: "the activity offered has expired"))
         }
         guard let (link, offer) = candidates.max(by: { $0.1.updatedAt < $1.1.updatedAt }) else {
             let what = [from.map { "from \($0)" }, type.map { "of type \($0)" }, id.map { "with id \($0)" }].compactMap { $0 }.joined(separator: " ")
             let message = links.isEmpty
                 ? "no trusted workstation is connected; `handoffctl peers` shows what this one sees"
                 : "no connected workstation offers an activity\(what.isEmpty ? "" : " " + what)"
-            return try await fail(type, APIError(status: 404, code: "nothing_offered", message: message))
+            return try await fail(type, HandoffError(.notFound, code: "nothing_offered", message: message))
         }
         await registry.broadcast(.willContinue(activityType: offer.activityType, device: link.device))
         let result = await link.fetch(offer.id, timeout: settings.fetchTimeout)
         switch result {
         case .failure(let code, let message):
-            let status = code == "timeout" ? 504 : code == "peer-gone" ? 502 : code == "expired" || code == "not-offered" ? 410 : 502
+            let kind: HandoffError.Kind = code == "timeout" ? .peerTimedOut : code == "expired" || code == "not-offered" ? .gone : .peerFailed
             let apiCode = String(code.map { $0 == "-" ? "_" : $0 })
-            return try await fail(offer.activityType, APIError(status: status, code: apiCode, message: message))
+            return try await fail(offer.activityType, HandoffError(kind, code: apiCode, message: message))
         case .activity(let activity, let stale):
             if let problem = check(activity, against: offer, now: now) {
-                return try await fail(offer.activityType, APIError(status: 502, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))
+                return try await fail(offer.activityType, HandoffError(.peerFailed, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))
             }
             link.send(.continued(activityID: activity.id))
             rememberContinued(activity.id, from: link.deviceID)
@@ -174,20 +174,20 @@ extension PeerService {
     }
 
     /// An activity continued here lately, as `POST /v1/continue` returned it.
-    func continuedActivity(_ ref: String) throws(APIError) -> JSONValue {
+    func continuedActivity(_ ref: String) throws(HandoffError) -> JSONValue {
         Self.json(try continuedEntry(ref))
     }
 
-    func continuedRecord(_ ref: String) throws(APIError) -> ActivityRecord {
+    func continuedRecord(_ ref: String) throws(HandoffError) -> ActivityRecord {
         try continuedEntry(ref).record
     }
 
-    private func continuedEntry(_ ref: String) throws(APIError) -> ContinuedActivities.Entry {
+    private func continuedEntry(_ ref: String) throws(HandoffError) -> ContinuedActivities.Entry {
         guard let id = ActivityID(ref) else {
-            throw APIError(status: 400, code: "bad_id", message: "an activity id is 32 hex digits, not \"\(ref)\"")
+            throw HandoffError(.badRequest, code: "bad_id", message: "an activity id is 32 hex digits, not \"\(ref)\"")
         }
         guard let e = continued.entry(id, at: SystemClock.now()) else {
-            throw APIError(status: 404, code: "not_continued",
+            throw HandoffError(.notFound, code: "not_continued",
                            message: "no activity \(ref) was continued on this workstation in the last \(ContinuedActivities.retentionSeconds / 60) minutes")
         }
         return e
@@ -204,7 +204,7 @@ extension PeerService {
         return .object(body)
     }
 
-    private func fail(_ type: String?, _ error: APIError) async throws(APIError) -> JSONValue {
+    private func fail(_ type: String?, _ error: HandoffError) async throws(HandoffError) -> JSONValue {
         await registry.broadcast(.didFailToContinue(activityType: type, code: error.code, message: error.message))
         throw error
     }

@@ -29,7 +29,7 @@ struct PairingConnection {
 extension PeerService {
     // MARK: - The control API's side
 
-    func openPairing(address: String?) async throws(APIError) -> PairingStatus {
+    func openPairing(address: String?) async throws(HandoffError) -> PairingStatus {
         var target: (host: String, port: Int)?
         if let address { target = try Self.hostAndPort(address) }
         let now = SystemClock.now()
@@ -57,17 +57,17 @@ extension PeerService {
 
     func pairingStatus() -> PairingStatus { pairing.status(at: SystemClock.now()) }
 
-    func confirmPairing(code given: String) async throws(APIError) -> PairingStatus {
+    func confirmPairing(code given: String) async throws(HandoffError) -> PairingStatus {
         let code = given.filter { $0 != " " && $0 != "-" }
         guard code.count == 6, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else {
-            throw APIError.badRequest("a pairing code is 6 digits, as both screens show it")
+            throw HandoffError.badRequest("a pairing code is 6 digits, as both screens show it")
         }
         guard let attempt = pairingAttempt else {
-            throw APIError(status: 409, code: "no_code", message: "no pairing code is shown here yet: run `handoffctl pair` on both workstations first")
+            throw HandoffError(.conflict, code: "no_code", message: "no pairing code is shown here yet: run `handoffctl pair` on both workstations first")
         }
         switch pairing.confirmHere(code) {
         case .nothingToConfirm:
-            throw APIError(status: 409, code: "no_code", message: "no pairing code is shown here yet: the two workstations are still working it out")
+            throw HandoffError(.conflict, code: "no_code", message: "no pairing code is shown here yet: the two workstations are still working it out")
         case .mismatch:
             let shown = pairing.attempt?.code ?? "?"
             let reason = "the code given (\(code)) is not the one shown here (\(shown)): pairing stopped. If it was typed correctly, something may be in the middle: pair again on a network you trust"
@@ -76,7 +76,7 @@ extension PeerService {
             closePairingWindow()
             logger.warning("pairing code mismatch", metadata: ["shown": "\(shown)"])
             await announcePairing()
-            throw APIError(status: 409, code: "code_mismatch", message: reason)
+            throw HandoffError(.conflict, code: "code_mismatch", message: reason)
         case .confirmed(let trustNow):
             attempt.confirm.yield(())
             if trustNow { await completePairing(attempt.id) }
@@ -115,7 +115,7 @@ extension PeerService {
     }
 
     /// "HOST:PORT" or "[IPv6]:PORT".
-    static func hostAndPort(_ text: String) throws(APIError) -> (host: String, port: Int) {
+    static func hostAndPort(_ text: String) throws(HandoffError) -> (host: String, port: Int) {
         var host = Substring(text), port: Substring = ""
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             host = text[text.index(after: text.startIndex)..<close]
@@ -125,7 +125,7 @@ extension PeerService {
             port = text[text.index(after: colon)...]
         }
         guard !host.isEmpty, host.utf8.count <= 253, let p = Int(port), (1...65535).contains(p) else {
-            throw APIError.badRequest("give the other workstation's address as HOST:PORT (its port is in `handoffctl status` there; `peer-port` in handoffd.conf fixes it)")
+            throw HandoffError.badRequest("give the other workstation's address as HOST:PORT (its port is in `handoffctl status` there; `peer-port` in handoffd.conf fixes it)")
         }
         return (String(host), p)
     }

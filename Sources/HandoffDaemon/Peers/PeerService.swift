@@ -378,7 +378,7 @@ public actor PeerService: Service {
                 do {
                     let record = try await registry.snapshotForPeer(id)
                     link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
-                } catch let e as APIError {
+                } catch let e as HandoffError {
                     let code = String(e.code.map { $0 == "_" ? "-" : $0 })  // the wire's codes use hyphens
                     link.send(.fetched(requestID: request, .failure(code: code, message: e.message)))
                 } catch {

@@ -45,9 +45,9 @@ public actor SessionAgentBroker {
     var hasLauncher: Bool { launcher != nil }
 
     /// The newest claim wins: a restarted agent replaces the old one at once.
-    func claim(session token: String) async throws(APIError) {
+    func claim(session token: String) async throws(HandoffError) {
         guard await registry.isSessionOpen(token) else {
-            throw APIError(status: 409, code: "unknown_session", message: "no open event session \(token); open GET /v1/events first and claim with its token")
+            throw HandoffError(.conflict, code: "unknown_session", message: "no open event session \(token); open GET /v1/events first and claim with its token")
         }
         launcher = token
     }
@@ -64,22 +64,22 @@ public actor SessionAgentBroker {
     }
 
     /// What the agent's sources do, after `change` if one is given.
-    func sources(_ change: DesktopSourceChange?) async throws(APIError) -> [DesktopSource] {
+    func sources(_ change: DesktopSourceChange?) async throws(HandoffError) -> [DesktopSource] {
         let answer = await ask(.sources, timeout: sourcesTimeout, noAgent: "no_session_agent") {
             .sourcesRequested(requestID: $0, change: change)
         }
         switch answer {
         case .failure(let f):
-            let status = switch f.code {
-            case "no_session_agent": 503
-            case "agent_timeout": 504
-            case "unknown_source": 404
-            default: 502
+            let kind: HandoffError.Kind = switch f.code {
+            case "no_session_agent": .unavailable
+            case "agent_timeout": .peerTimedOut
+            case "unknown_source": .notFound
+            default: .peerFailed
             }
-            throw APIError(status: status, code: f.code, message: f.message)
+            throw HandoffError(kind, code: f.code, message: f.message)
         case .success(let json):
             do { return try DesktopSource.list(json: json) } catch {
-                throw APIError(status: 502, code: "bad_answer", message: "the session agent's answer: \(error)")
+                throw HandoffError(.peerFailed, code: "bad_answer", message: "the session agent's answer: \(error)")
             }
         }
     }

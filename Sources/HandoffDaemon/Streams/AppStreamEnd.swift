@@ -30,7 +30,7 @@ struct StreamFailure: Error, Sendable, Equatable {
         self.message = message
     }
 
-    init(_ e: APIError) { self.init(e.code, e.message) }
+    init(_ e: HandoffError) { self.init(e.code, e.message) }
 
     /// From a peer's wire code (hyphens).
     init(wire code: String, _ message: String) { self.init(String(code.map { $0 == "-" ? "_" : $0 }), message) }

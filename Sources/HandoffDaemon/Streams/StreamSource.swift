@@ -19,31 +19,31 @@ public enum StreamSource: Sendable, Equatable {
 /// daemon-owned one with a stream file. A daemon-owned activity without a file could only
 /// ever refuse, so it is turned away when made rather than when continued.
 enum StreamSourceRules {
-    static func check(_ a: Activity, owner: ActivityOwner, streamFile: String?) throws(APIError) {
+    static func check(_ a: Activity, owner: ActivityOwner, streamFile: String?) throws(HandoffError) {
         if let streamFile {
             guard owner == .daemon else {
-                throw APIError(status: 400, code: "bad_request",
+                throw HandoffError(.badRequest, code: "bad_request",
                                message: "streamFile is for activities without an owning app; an attached app serves its own streams")
             }
             try checkFile(streamFile)
         } else if owner == .daemon && a.supportsContinuationStreams {
-            throw APIError.invalid(ValidationError(field: "supportsContinuationStreams",
+            throw HandoffError.invalid(ValidationError(field: "supportsContinuationStreams",
                 problem: "an activity without an owning app can serve streams only from a file: set streamFile (handoffctl: --stream-file), or attach"))
         }
     }
 
     /// The file must be named absolutely (the daemon's working directory is not the
     /// caller's) and be a regular file now; its bytes are read only when a stream opens.
-    static func checkFile(_ path: String) throws(APIError) {
+    static func checkFile(_ path: String) throws(HandoffError) {
         guard path.hasPrefix("/") else {
-            throw APIError.invalid(ValidationError(field: "streamFile", problem: "must be an absolute path"))
+            throw HandoffError.invalid(ValidationError(field: "streamFile", problem: "must be an absolute path"))
         }
         var st = stat()
         guard stat(path, &st) == 0 else {
-            throw APIError.invalid(ValidationError(field: "streamFile", problem: "\(path): \(String(cString: strerror(errno)))"))
+            throw HandoffError.invalid(ValidationError(field: "streamFile", problem: "\(path): \(String(cString: strerror(errno)))"))
         }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
-            throw APIError.invalid(ValidationError(field: "streamFile", problem: "\(path) is not a regular file"))
+            throw HandoffError.invalid(ValidationError(field: "streamFile", problem: "\(path) is not a regular file"))
         }
     }
 }
