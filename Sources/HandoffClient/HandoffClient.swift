@@ -82,10 +82,10 @@ public struct HandoffClient: Sendable {
     }
 
     public func peers() async throws -> [PeerInfo] {
-        guard case .array(let items)? = try await call(.GET, ControlPaths.peers).objectValue?["peers"] else {
+        guard let peers = PeerInfo.list(json: try await call(.GET, ControlPaths.peers)) else {
             throw HandoffClientError.badResponse("no peers list")
         }
-        return items.map(PeerInfo.init(json:))
+        return peers
     }
 
     @discardableResult
@@ -102,16 +102,7 @@ public struct HandoffClient: Sendable {
 
     /// What trusted, connected workstations offer now.
     public func offers() async throws -> [Offer] {
-        guard case .array(let items)? = try await call(.GET, ControlPaths.offers).objectValue?["offers"] else {
-            throw HandoffClientError.badResponse("no offers list")
-        }
-        return try items.map { item in
-            guard let o = item.objectValue, let a = o["activity"]?.objectValue else { throw HandoffClientError.badResponse("bad offer") }
-            let summary = try decode(.object(a)) { v throws(ValidationError) in try ActivitySummary(json: v.objectValue ?? [:]) }
-            var age = 0.0
-            if case .double(let d)? = o["ageSeconds"] { age = d } else if case .integer(let i)? = o["ageSeconds"] { age = Double(i) }
-            return Offer(device: PeerDevice(json: o["device"]), activity: summary, ageSeconds: age)
-        }
+        try decode(try await call(.GET, ControlPaths.offers), Offer.list(json:))
     }
 
     /// Continues the most recent offered activity (or the one named): fetches its fresh
@@ -134,21 +125,12 @@ public struct HandoffClient: Sendable {
     }
 
     private func continued(_ json: JSONValue) throws -> ContinuedActivity {
-        let record = try decode(json, ActivityRecord.init(json:))
-        var launch: LaunchOutcome?
-        if let l = json.objectValue?["launch"], l != .null { launch = try decode(l, LaunchOutcome.init(json:)) }
-        return ContinuedActivity(record: record, device: PeerDevice(json: json.objectValue?["device"]), launch: launch)
+        try decode(json, ContinuedActivity.init(json:))
     }
 
     /// Where a continued activity's document is on this workstation (`GET /v1/continued/{id}/document`).
     public func continuedDocument(_ id: String) async throws -> ContinuedDocument {
-        let o = try await call(.GET, ControlPaths.continued(id) + "/document").objectValue ?? [:]
-        let reference = o["reference"]?.objectValue ?? [:], local = o["local"]?.objectValue ?? [:]
-        var size: Int64 = 0
-        if case .integer(let n)? = reference["size"] { size = n }
-        return ContinuedDocument(path: reference["path"]?.stringValue ?? "document", size: size, sha256: reference["sha256"]?.stringValue ?? "",
-                                 state: local["state"]?.stringValue ?? "unmapped", localPath: local["path"]?.stringValue,
-                                 reason: local["reason"]?.stringValue)
+        ContinuedDocument(json: try await call(.GET, ControlPaths.continued(id) + "/document"))
     }
 
     /// The synced folders handoffd knows here, as resolved local paths.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HandoffClient
+import HandoffWire
 
 /// Copies of documents fetched from other workstations (when the synced copy here is
 /// missing or different): `$XDG_CACHE_HOME/handoff/documents/ACTIVITY/NAME`, written under

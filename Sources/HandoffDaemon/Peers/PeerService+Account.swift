@@ -108,22 +108,14 @@ extension PeerService {
         func name(_ id: DeviceID) -> String {
             id == identity.deviceID ? deviceName : (trust.entry(id)?.name.nonEmpty ?? members.first { $0.id == id }?.name ?? "")
         }
-        func device(_ id: DeviceID?) -> JSONValue {
-            guard let id else { return .null }
-            return .object(["id": .string(id.description), "name": .string(name(id))])
-        }
-        return .object([
-            "devices": .array(members.map { m in
-                .object([
-                    "id": .string(m.id.description), "name": .string(name(m.id)), "self": .bool(m.id == identity.deviceID),
-                    "connected": .bool(links[m.id] != nil), "introducedBy": device(m.introducedBy),
-                    "introducedAt": m.introducedAt.map { .string($0.rfc3339) } ?? .null,
-                ])
-            }),
-            "removed": .array(removed.map { r in
-                .object(["id": .string(r.id.description), "name": .string(r.name), "removedBy": device(r.removedBy), "removedAt": .string(r.removedAt.rfc3339)])
-            }),
-        ])
+        func device(_ id: DeviceID?) -> (id: String, name: String)? { id.map { ($0.description, name($0)) } }
+        return AccountDevices(
+            members: members.map { m in
+                .init(id: m.id.description, name: name(m.id), isSelf: m.id == identity.deviceID, connected: links[m.id] != nil,
+                      introducedBy: device(m.introducedBy), introducedAt: m.introducedAt)
+            },
+            removed: removed.map { r in .init(id: r.id.description, name: r.name, removedBy: device(r.removedBy), removedAt: r.removedAt) }
+        ).json
     }
 
     /// Signs "`id` is not a member": every member that hears it stops trusting it.

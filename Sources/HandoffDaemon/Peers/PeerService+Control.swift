@@ -24,28 +24,19 @@ extension PeerService {
         let pairingOpen = pairing.isOpen(at: SystemClock.now())
         var ids = pairingOpen ? Set(devices.keys) : []
         for e in trust.all { ids.insert(e.id) }
-        var list: [JSONValue] = []
+        var list: [PeerInfo] = []
         for id in ids.sorted() {
             let d = devices[id]
             var addresses = d?.addresses ?? []
             for s in services.values where s.deviceID == id { addresses.insert(s.service.address) }
-            let name = trust.entry(id)?.name.nonEmpty ?? d?.name ?? ""
-            let shown = PeerService.tidy(addresses)
-            list.append(.object([
-                "id": .string(id.description), "name": .string(name),
-                "addresses": .array(shown.map(JSONValue.string)),
-                "trusted": .bool(trust.isTrusted(id)), "connected": .bool(links[id] != nil),
-                "lastSeen": d?.lastSeen.map { .string($0.rfc3339) } ?? .null,
-            ]))
+            list.append(PeerInfo(id: id.description, name: trust.entry(id)?.name.nonEmpty ?? d?.name ?? "", addresses: PeerService.tidy(addresses),
+                                 trusted: trust.isTrusted(id), connected: links[id] != nil, lastSeen: d?.lastSeen))
         }
         // While pairing: workstations that are pairing too, by the name they give.
         for s in services.values where pairingOpen && s.deviceID == nil && !s.isSelf && s.service.txt["pair"] != nil {
-            list.append(.object([
-                "id": .null, "name": .string(s.service.txt["n"] ?? ""), "addresses": .array([.string(s.service.address)]),
-                "trusted": .bool(false), "connected": .bool(false), "lastSeen": .null,
-            ]))
+            list.append(PeerInfo(id: nil, name: s.service.txt["n"] ?? "", addresses: [s.service.address], trusted: false, connected: false, lastSeen: nil))
         }
-        return .object(["peers": .array(list)])
+        return PeerInfo.listJSON(list)
     }
 
     /// Addresses as people read them: IPv4 without its IPv6-mapped form, and link-local
@@ -58,15 +49,12 @@ extension PeerService {
 
     func offersJSON() -> JSONValue {
         let now = SystemClock.now()
-        var list: [JSONValue] = []
+        var list: [Offer] = []
         for (id, link) in links.sorted(by: { $0.key < $1.key }) {
             guard let offer = devices[id]?.offer, !(offer.expirationDate.map { $0 <= now } ?? false) else { continue }
-            list.append(.object([
-                "device": link.device.json, "activity": .object(offer.json),
-                "ageSeconds": .double(Double(offer.updatedAt.nanoseconds(until: now)) / 1e9),
-            ]))
+            list.append(Offer(device: link.device, activity: offer, ageSeconds: Double(offer.updatedAt.nanoseconds(until: now)) / 1e9))
         }
-        return .object(["offers": .array(list)])
+        return Offer.listJSON(list)
     }
 
     func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> JSONValue {
@@ -165,11 +153,9 @@ extension PeerService {
                                         payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
             continued.add(record, from: link.device, at: SystemClock.now())
             await registry.broadcast(.continued(record, device: link.device))
-            var body = record.json.objectValue!
-            body["device"] = link.device.json
             // The payload is taken whatever the launch does: its outcome rides along.
-            if launch { body["launch"] = await agent.launch(record, from: link.device).json }
-            return .object(body)
+            let outcome = launch ? await agent.launch(record, from: link.device) : nil
+            return ContinuedActivity(record: record, device: link.device, launch: outcome).json
         }
     }
 
@@ -198,10 +184,7 @@ extension PeerService {
     }
 
     private static func json(_ e: ContinuedActivities.Entry) -> JSONValue {
-        var body = e.record.json.objectValue!
-        body["device"] = e.device.json
-        body["continuedAt"] = .string(e.at.rfc3339)
-        return .object(body)
+        ContinuedActivity(record: e.record, device: e.device, continuedAt: e.at).json
     }
 
     private func fail(_ type: String?, _ error: HandoffError) async throws(HandoffError) -> JSONValue {
