@@ -27,16 +27,10 @@ final class PeerLink: Sendable {
         var fetchesInFlight = 0
     }
 
-    /// Fetches this peer may have us answer at once; more are refused with `busy`.
-    static let maximumFetchesInFlight = 4
+    /// Fetches of this peer's that we are answering (PeerSession caps them).
+    var fetchesInFlight: Int { state.withLockedValue { $0.fetchesInFlight } }
 
-    func beginFetch() -> Bool {
-        state.withLockedValue { s in
-            guard s.fetchesInFlight < PeerLink.maximumFetchesInFlight else { return false }
-            s.fetchesInFlight += 1
-            return true
-        }
-    }
+    func beginFetch() { state.withLockedValue { $0.fetchesInFlight += 1 } }
 
     func endFetch() { state.withLockedValue { $0.fetchesInFlight -= 1 } }
 

@@ -113,23 +113,16 @@ extension PeerService {
     /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
     func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(HandoffError) -> JSONValue {
         let now = SystemClock.now()
-        var candidates: [(PeerLink, ActivitySummary)] = []
-        var expiredOnly = false
-        for (deviceID, link) in links {
-            guard let offer = devices[deviceID]?.offer else { continue }
-            if let from, !matches(device: link, from) { continue }
-            if let type, offer.activityType != type { continue }
-            if let id, offer.id.rawValue != id.lowercased() { continue }
-            if let expiry = offer.expirationDate, expiry <= now {
-                expiredOnly = true
-                continue
-            }
-            candidates.append((link, offer))
+        let candidates = links.compactMap { deviceID, link in
+            devices[deviceID]?.offer.map { OfferChoice.Candidate(peer: link, offer: $0, matchesFrom: from.map { matches(device: link, $0) } ?? true) }
         }
-        if candidates.isEmpty && expiredOnly {
+        let link: PeerLink, offer: ActivitySummary
+        switch OfferChoice.choose(candidates, type: type, id: id, at: now) {
+        case .success(let chosen):
+            (link, offer) = (chosen.peer, chosen.offer)
+        case .failure(.expired):
             return try await fail(type, HandoffError(.gone, code: "expired", message: "the activity offered has expired"))
-        }
-        guard let (link, offer) = candidates.max(by: { $0.1.updatedAt < $1.1.updatedAt }) else {
+        case .failure(.nothingOffered):
             let what = [from.map { "from \($0)" }, type.map { "of type \($0)" }, id.map { "with id \($0)" }].compactMap { $0 }.joined(separator: " ")
             let message = links.isEmpty
                 ? "no trusted workstation is connected; `handoffctl peers` shows what this one sees"
@@ -140,11 +133,9 @@ extension PeerService {
         let result = await link.fetch(offer.id, timeout: settings.fetchTimeout)
         switch result {
         case .failure(let code, let message):
-            let kind: HandoffError.Kind = code == "timeout" ? .peerTimedOut : code == "expired" || code == "not-offered" ? .gone : .peerFailed
-            let apiCode = String(code.map { $0 == "-" ? "_" : $0 })
-            return try await fail(offer.activityType, HandoffError(kind, code: apiCode, message: message))
+            return try await fail(offer.activityType, OfferChoice.failure(code: code, message: message))
         case .activity(let activity, let stale):
-            if let problem = check(activity, against: offer, now: now) {
+            if let problem = OfferChoice.problem(with: activity, offered: offer, limits: limits, at: now) {
                 return try await fail(offer.activityType, HandoffError(.peerFailed, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))
             }
             link.send(.continued(activityID: activity.id))
@@ -201,14 +192,4 @@ extension PeerService {
         return compact.count >= 7 && link.deviceID.description.filter { $0 != "-" }.hasPrefix(compact)
     }
 
-    /// Nil when the payload is usable: what the offer said, valid, complete, not expired.
-    private func check(_ a: Activity, against offer: ActivitySummary, now: Timestamp) -> String? {
-        guard a.id == offer.id else { return "a different activity than offered" }
-        guard a.activityType == offer.activityType else { return "type \(a.activityType) instead of \(offer.activityType)" }
-        do { try ActivityValidation.validate(a, limits: limits) } catch { return "\(error)" }
-        let missing = a.missingRequiredKeys
-        guard missing.isEmpty else { return "required userInfo keys missing: \(missing.joined(separator: ", "))" }
-        if a.isExpired(at: now) { return "it has expired" }
-        return nil
-    }
 }

@@ -284,38 +284,34 @@ public actor PeerService: Service {
                 try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort))))
                 var messages = inbound.makeAsyncIterator()
                 guard let first = try await messages.next() else { return }
-                guard case .hello(let hello) = first else {
-                    try await outbound.write(.error(code: "expected-hello", message: "the first message must be a hello"))
-                    return
-                }
-                switch hello.compatibility(with: PeerHello(deviceName: deviceName)) {
-                case .peerTooOld:
-                    try await outbound.write(.error(code: "version-too-old", message: "this device speaks versions \(PeerHello.minimumVersion)-\(PeerHello.currentVersion); \(hello.version) is too old"))
-                    return
-                case .peerTooNew:
-                    try await outbound.write(.error(code: "version-unknown", message: "this device speaks up to version \(PeerHello.currentVersion); the peer needs \(hello.minimumVersion) or later"))
-                    return
-                case .compatible:
-                    break
-                }
+                // TLS has checked the certificate; which device it is decides the rest.
                 guard let certificate = try await channel.channel.nioSSL_peerCertificate().get() else { return }
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
-                // We dialled to pair, or a pairing connection came in.
-                if purpose == .pair || (hello.purpose == .pair && dialled == nil) {
-                    // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
-                    await self.pair(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
-                                    listenPort: hello.listenPort, certificate: try certificate.toDERBytes(),
-                                    role: purpose == .pair ? .initiator : .responder,
-                                    messages: &messages, outbound: outbound, channel: channel.channel)
+                let opening = PeerSession.opening(first: first, ours: purpose, dialled: dialled != nil, peerTrusted: trust.isTrusted(peerID))
+                guard case .hello(let hello) = first else {
+                    if case .refuse(let code, let message) = opening { try await outbound.write(.error(code: code, message: message)) }
                     return
                 }
-                guard trust.isTrusted(peerID) else { return }  // trust withdrawn meanwhile (or a stranger let in to pair)
-                if purpose == .link && hello.purpose == .link { PeerService.tuneForLink(channel.channel) }
-                // Authenticated: the pre-authentication deadline and caps no longer apply.
-                try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
-                if hello.purpose == .stream {
+                switch opening {
+                case .refuse(let code, let message):
+                    try await outbound.write(.error(code: code, message: message))
+                    return
+                case .close:
+                    return  // trust withdrawn meanwhile (or a stranger let in to pair)
+                case .pair(let role):
+                    // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
+                    await self.pair(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
+                                    listenPort: hello.listenPort, certificate: try certificate.toDERBytes(), role: role,
+                                    messages: &messages, outbound: outbound, channel: channel.channel)
+                    return
+                case .stream:
+                    // Authenticated: the pre-authentication deadline and caps no longer apply.
+                    try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                     await serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
                     return
+                case .link(let tuned):
+                    if tuned { PeerService.tuneForLink(channel.channel) }
+                    try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                 }
                 let (queue, queueIn) = AsyncStream.makeStream(of: PeerMessage.self, bufferingPolicy: .bufferingOldest(256))
                 // The name the user gave at trust time wins over the one the peer calls itself.
@@ -358,20 +354,19 @@ public actor PeerService: Service {
     private func handle(_ message: PeerMessage, from link: PeerLink) async throws {
         // A link replaced by a newer one may still deliver what it had buffered: ignore it.
         guard links[link.deviceID] === link else { return }
-        switch message {
-        case .hello:
-            throw PeerProtocolError(code: "unexpected-hello", message: "a second hello")
+        switch PeerSession.step(for: message, fetchesInFlight: link.fetchesInFlight) {
+        case .violation(let code, let message):
+            throw PeerProtocolError(code: code, message: message)
         case .subscribe:
             subscribers[link.deviceID] = link
             link.send(.offer(currentOffer))
-        case .offer(let summary):
+        case .recordOffer(let summary):
             devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
             await registry.broadcast(.peerOffer(link.device, summary))
-        case .fetch(let request, let id):
-            guard link.beginFetch() else {
-                link.send(.fetched(requestID: request, .failure(code: "busy", message: "too many fetches in flight; retry later")))
-                return
-            }
+        case .refuseFetch(let request, let code, let message):
+            link.send(.fetched(requestID: request, .failure(code: code, message: message)))
+        case .answerFetch(let request, let id):
+            link.beginFetch()
             let registry = self.registry
             Task {
                 defer { link.endFetch() }
@@ -379,25 +374,20 @@ public actor PeerService: Service {
                     let record = try await registry.snapshotForPeer(id)
                     link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
                 } catch let e as HandoffError {
-                    let code = String(e.code.map { $0 == "_" ? "-" : $0 })  // the wire's codes use hyphens
-                    link.send(.fetched(requestID: request, .failure(code: code, message: e.message)))
+                    link.send(.fetched(requestID: request, PeerSession.fetchFailure(e)))
                 } catch {
                     link.send(.fetched(requestID: request, .failure(code: "internal", message: "\(error)")))
                 }
             }
-        case .fetched(let request, let result):
+        case .resolveFetch(let request, let result):
             link.resolve(request, result)
-        case .continued(let id):
+        case .noteContinued(let id):
             await registry.noteContinued(id, by: link.device)
-        case .streamOpen, .streamAccepted, .stream:
-            throw PeerProtocolError(code: "unexpected-message", message: "stream messages belong on a stream connection, not the link")
-        case .account(let statements):
+        case .mergeAccount(let statements):
             await heardAccount(statements, from: link)
-        case .advertisementKey(let generation, let key):
+        case .considerKey(let generation, let key):
             heardAdvertisementKey(AdvertisementKey(generation: generation, key: key), from: link)
-        case .pairCommit, .pairNonce, .pairConfirm:
-            throw PeerProtocolError(code: "unexpected-message", message: "pairing messages belong on a pairing connection, not the link")
-        case .error(let code, let message):
+        case .peerClosing(let code, let message):
             logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
             link.close()
         }
