@@ -12,6 +12,8 @@ public struct Handoffctl: AsyncParsableCommand {
         abstract: "Start something on one workstation, continue it on another.",
         discussion: """
             Talks to the local handoffd. Exit codes: 0 ok, 1 failed, 2 usage error, 3 handoffd not reachable.
+            The options every command takes, --socket and --json, may also come before the command \
+            (handoffctl --json peers).
             """,
         version: APIVersion.software,
         subcommands: [
@@ -26,7 +28,7 @@ public struct Handoffctl: AsyncParsableCommand {
     public static func runAndExit() async -> Never {
         let code: Int32
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(LeadingOptions.reordered(Array(CommandLine.arguments.dropFirst()), root: Handoffctl.self))
             if var async = command as? AsyncParsableCommand {
                 try await async.run()
             } else {

@@ -41,9 +41,14 @@ public actor ActivityRegistry {
         public var maximumActivitiesPerOwner: Int
         /// How many invalidated or expired ids are remembered, so late calls get a clear 410.
         public var rememberedFinalActivities: Int
+        /// An activity made without an owning session (`handoffctl become-current`, a
+        /// script) and without an expiration date expires this long after it is made, so a
+        /// forgotten one is not offered for days. nil: never.
+        public var unownedExpiry: Duration?
 
         public init(device: DeviceRef, limits: ActivityLimits = ActivityLimits(), willSaveTimeout: Duration = .milliseconds(500),
-                    maximumActivitiesPerOwner: Int = 32, rememberedFinalActivities: Int = 1024) {
+                    maximumActivitiesPerOwner: Int = 32, rememberedFinalActivities: Int = 1024, unownedExpiry: Duration? = .seconds(12 * 3600)) {
+            self.unownedExpiry = unownedExpiry
             self.device = device
             self.limits = limits
             self.willSaveTimeout = willSaveTimeout
@@ -148,6 +153,9 @@ public actor ActivityRegistry {
         }
         let now = SystemClock.now()
         var activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
+        if owner == .daemon, activity.expirationDate == nil, let ttl = settings.unownedExpiry {
+            activity.expirationDate = now.adding(nanoseconds: Int64(ttl.components.seconds) * 1_000_000_000)
+        }
         if streamFile != nil { activity.supportsContinuationStreams = true }
         if let document { activity.userInfo[DocumentReference.userInfoKey] = document.reference.propertyValue }
         try validate(activity)

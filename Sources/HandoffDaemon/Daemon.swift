@@ -35,7 +35,8 @@ public struct Daemon: Sendable {
         logger.info("device identity", metadata: ["id": "\(identity.deviceID)", "name": "\(config.deviceName)"])
         let registry = ActivityRegistry(
             settings: .init(device: device, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
-                            willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds)),
+                            willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds),
+                            unownedExpiry: config.unownedExpiryMinutes > 0 ? .seconds(config.unownedExpiryMinutes * 60) : nil),
             store: ActivityStore(stateDirectory: config.stateDirectory),
             logger: logger)
         await registry.restore()

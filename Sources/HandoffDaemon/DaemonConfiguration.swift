@@ -13,6 +13,9 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maximumActivityBytes = ActivityLimits.defaultMaximumEncodedBytes
     public var willSaveTimeoutMilliseconds: Int64 = 500
+    /// Activities made without an owning session expire after this unless they say
+    /// otherwise (`unowned-expiry-minutes`; 0: never).
+    public var unownedExpiryMinutes: Int64 = 720
     public var maximumConnections = 64
     public var requestTimeoutMilliseconds: Int64 = 10_000
     public var idleTimeoutMilliseconds: Int64 = 60_000
@@ -103,6 +106,9 @@ public struct DaemonConfiguration: Sendable {
             logLevel = l
         case "max-activity-bytes": maximumActivityBytes = try int(value)
         case "will-save-timeout-ms": willSaveTimeoutMilliseconds = Int64(try int(value))
+        case "unowned-expiry-minutes":
+            guard let n = Int64(value), n >= 0 else { throw FileError(description: "unowned-expiry-minutes must be 0 (never) or a number of minutes, not \"\(value)\"") }
+            unownedExpiryMinutes = n
         case "max-connections": maximumConnections = try int(value)
         case "request-timeout-ms": requestTimeoutMilliseconds = Int64(try int(value))
         case "idle-timeout-ms": idleTimeoutMilliseconds = Int64(try int(value))

@@ -161,6 +161,38 @@ extension WorkstationTests {
         }
     }
 
+    /// SEMANTICS: the continuing side's apps hear `will-continue` (type and origin) before
+    /// the payload arrives, so they can show progress; a continue that never starts a
+    /// fetch (nothing offered) says only `did-fail-to-continue`.
+    @Test func willContinueComesBeforeTheActivity() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let watchLog = net.directory + "/watch.log"
+            let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
+            defer { net.stop(watcher, SIGKILL) }
+            func lines() -> [String] { ((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+            try await Task.sleep(nanoseconds: 1_000_000_000)  // the watcher's session is open
+
+            let none = try await net.ctl("b", "continue", "--type", "org.example.nobody")
+            #expect(none.status == 1)
+            try await eventually(5, "did-fail-to-continue") { lines().contains { $0.contains("\"did-fail-to-continue\"") } }
+            #expect(!lines().contains { $0.contains("\"will-continue\"") }, "no fetch started, so no will-continue")
+
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.editing", "--title", "Draft")
+            try await eventually(10, "offer at b") { try await net.ctl("b", "list").stdout.contains("Draft") }
+            let continued = try await net.ctl("b", "continue")
+            #expect(continued.status == 0, "\(continued)")
+            try await eventually(5, "continued at the watcher") { lines().contains { $0.contains("\"event\":\"continued\"") } }
+            let all = lines()
+            let will = try #require(all.firstIndex { $0.contains("\"will-continue\"") }, "\(all)")
+            let done = try #require(all.firstIndex { $0.contains("\"event\":\"continued\"") })
+            #expect(will < done, "will-continue first: \(all)")
+            #expect(all[will].contains("org.example.editing") && all[will].contains("ws-a"), "type and origin: \(all[will])")
+        }
+    }
+
     @Test func invalidationAndExpiryReachThePeer() async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             try await net.startDaemon("a")

@@ -27,6 +27,54 @@ import Testing
         #expect(r.stderr.contains("systemctl --user start handoffd"))
     }
 
+    /// As docker and tailscale users type them: the shared options before the command.
+    @Test func sharedOptionsMayComeBeforeTheCommand() async throws {
+        let daemon = try await DaemonProcess().start()
+        var env = ProcessInfo.processInfo.environment
+        env["HANDOFF_SOCKET"] = nil
+        env["XDG_RUNTIME_DIR"] = daemon.directory + "/elsewhere"
+        let ctl = try TestEnvironment.binary("handoffctl")
+        let status = try await CommandLineTool.run(ctl, ["--socket", daemon.socketPath, "status"], environment: env)
+        #expect(status.status == 0 && status.stdout.contains("device:    test-device"), "\(status)")
+        let json = try await CommandLineTool.run(ctl, ["--json", "--socket=\(daemon.socketPath)", "status"], environment: env)
+        #expect(json.status == 0 && (try? DaemonStatus(json: try JSONValue(parsing: json.stdout)))?.deviceName == "test-device", "\(json)")
+        // Nested commands too, and the options still work after the command.
+        let sources = try await CommandLineTool.run(ctl, ["--socket", daemon.socketPath, "sources", "on", "media"], environment: env)
+        #expect(sources.stderr.contains("session agent"), "reached the daemon, which has no agent: \(sources)")
+        let after = try await CommandLineTool.run(ctl, ["status", "--socket", daemon.socketPath, "--json"], environment: env)
+        #expect(after.status == 0, "\(after)")
+        // An option nobody takes is still an error, and so is a leading option without a command.
+        let bogus = try await CommandLineTool.run(ctl, ["--bogus", "status"], environment: env)
+        #expect(bogus.status == 2 && bogus.stderr.contains("--bogus"), "\(bogus)")
+        let alone = try await CommandLineTool.run(ctl, ["--json"], environment: env)
+        #expect(alone.status == 2, "\(alone)")
+    }
+
+    /// A forgotten `become-current` from a terminal is not offered for days: without an
+    /// owner and without --expires it expires after `unowned-expiry-minutes` (12 h).
+    @Test func unownedActivitiesGetADefaultExpiry() async throws {
+        let daemon = try await DaemonProcess().start()
+        let before = SystemClock.now()
+        _ = try await ctl(daemon, "become-current", "--type", "com.example.forgotten")
+        let a = try #require(try await HandoffClient(socketPath: daemon.socketPath).current()).activity
+        let expiry = try #require(a.expirationDate, "an unowned activity gets an expiry")
+        let hours = Double(before.nanoseconds(until: expiry)) / 3.6e12
+        #expect(hours > 11.99 && hours < 12.01, "\(hours) h")
+        // Its own expiry wins.
+        _ = try await ctl(daemon, "become-current", "--type", "com.example.brief", "--expires", "10m")
+        let brief = try #require(try await HandoffClient(socketPath: daemon.socketPath).current()).activity
+        #expect(brief.expirationDate.map { before.nanoseconds(until: $0) < 11 * 60 * 1_000_000_000 } == true)
+        // An owned activity lives as long as its owner.
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let session = try await client.openSession()
+        let owned = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.owned"), session: session.token)
+        #expect(owned.activity.expirationDate == nil)
+        // And 0 turns it off.
+        let forever = try await DaemonProcess(arguments: ["--unowned-expiry-minutes", "0"]).start()
+        _ = try await ctl(forever, "become-current", "--type", "com.example.kept")
+        #expect(try await HandoffClient(socketPath: forever.socketPath).current()?.activity.expirationDate == nil)
+    }
+
     @Test func statusForPeopleAndForScripts() async throws {
         let daemon = try await DaemonProcess().start()
         let human = try await ctl(daemon, "status")

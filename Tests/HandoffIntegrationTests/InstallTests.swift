@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// What the README's install step puts on a machine, and that it works there: the
+/// binaries, the units, shell completions each shell loads, and a man page that says what
+/// this handoffctl accepts.
+@Suite struct InstallTests {
+    func run(_ tool: String, _ args: [String], environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> CommandResult {
+        try await CommandLineTool.run(tool, args, environment: environment)
+    }
+
+    static let subcommands = ["status", "become-current", "current", "update", "resign", "invalidate", "watch", "id", "trust", "untrust",
+                              "peers", "list", "continue", "pair", "devices", "remove", "sources"]
+
+    @Test func theInstallScriptPutsEverythingInPlace() async throws {
+        let home = try TestEnvironment.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var env = ProcessInfo.processInfo.environment
+        env["HOME"] = home
+        env["XDG_CONFIG_HOME"] = home + "/config"
+        let r = try await run("/bin/bash", [TestEnvironment.packageRoot + "/scripts/install", "--from", TestEnvironment.binDirectory, "--prefix", home + "/usr"],
+                              environment: env)
+        #expect(r.status == 0, "\(r)")
+        let fm = FileManager.default
+        for b in ["handoffd", "handoffctl", "handoff-session", "handoff-browser-host"] {
+            #expect(fm.isExecutableFile(atPath: "\(home)/usr/bin/\(b)"), "\(b)")
+        }
+        for f in ["usr/share/bash-completion/completions/handoffctl", "usr/share/zsh/site-functions/_handoffctl",
+                  "config/fish/completions/handoffctl.fish", "usr/share/man/man1/handoffctl.1",
+                  "config/systemd/user/handoffd.socket", "config/systemd/user/handoff-session.service"] {
+            #expect(fm.fileExists(atPath: "\(home)/\(f)"), "\(f)")
+        }
+        // The units start the binaries where they were put.
+        let unit = try String(contentsOfFile: "\(home)/config/systemd/user/handoffd.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(home)/usr/bin/handoffd"), "\(unit)")
+        let bad = try await run("/bin/bash", [TestEnvironment.packageRoot + "/scripts/install", "--frm", "x"], environment: env)
+        #expect(bad.status == 2 && bad.stderr.contains("unknown argument"), "\(bad)")
+    }
+
+    @Test func bashCompletesCommandsAndTheirOptions() async throws {
+        let ctl = try TestEnvironment.binary("handoffctl")
+        let dir = try TestEnvironment.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let script = try await run(ctl, ["--generate-completion-script", "bash"]).stdout
+        try script.write(toFile: dir + "/handoffctl", atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) async throws -> [String] {
+            let line = words.joined(separator: " ")
+            let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+            let r = try await run("/bin/bash", ["-c", """
+                source \(dir)/handoffctl
+                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
+                _handoffctl handoffctl '\(words.last!)' '\(words.count > 1 ? words[words.count - 2] : "")'
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """])
+            #expect(r.status == 0, "\(r)")
+            return r.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(try await complete(["handoffctl", "con"]) == ["continue"])
+        let all = try await complete(["handoffctl", ""])
+        for c in Self.subcommands { #expect(all.contains(c), "\(c) in \(all)") }
+        let options = try await complete(["handoffctl", "continue", "--"])
+        for o in ["--from", "--type", "--open", "--socket", "--json"] { #expect(options.contains(o), "\(o) in \(options)") }
+    }
+
+    @Test func zshAndFishLoadTheirCompletions() async throws {
+        let ctl = try TestEnvironment.binary("handoffctl")
+        let dir = try TestEnvironment.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for shell in ["zsh", "fish"] {
+            let script = try await run(ctl, ["--generate-completion-script", shell]).stdout
+            try script.write(toFile: "\(dir)/c.\(shell)", atomically: true, encoding: .utf8)
+            let check = try await run("/usr/bin/\(shell)", ["-n", "\(dir)/c.\(shell)"])
+            #expect(check.status == 0, "\(shell): \(check)")
+            for c in Self.subcommands { #expect(script.contains(c), "\(shell) completes \(c)") }
+        }
+        let fish = try await run("/usr/bin/fish", ["-c", "source \(dir)/c.fish; complete -C 'handoffctl con'"])
+        #expect(fish.stdout.hasPrefix("continue"), "\(fish)")
+    }
+
+    @Test func theManPageIsCurrentAndRenders() async throws {
+        let ctl = try TestEnvironment.binary("handoffctl")
+        let generator = try TestEnvironment.binary("generate-manual")
+        let fresh = try await run(generator, [ctl, "-o", "-"])
+        #expect(fresh.status == 0, "\(fresh)")
+        let committed = try String(contentsOfFile: TestEnvironment.packageRoot + "/Docs/man/handoffctl.1", encoding: .utf8)
+        func body(_ page: String) -> [Substring] { page.split(separator: "\n").filter { !$0.hasPrefix(".Dd ") } }
+        #expect(body(fresh.stdout) == body(committed), "Docs/man/handoffctl.1 is stale: run scripts/man")
+        let rendered = try await run("/usr/bin/man", ["-l", TestEnvironment.packageRoot + "/Docs/man/handoffctl.1"],
+                                     environment: ["PATH": "/usr/bin:/bin", "MANPAGER": "cat", "MANWIDTH": "100", "LANG": "C.UTF-8"])
+        #expect(rendered.status == 0, "\(rendered)")
+        for c in Self.subcommands { #expect(rendered.stdout.contains(c), "the man page documents \(c)") }
+        #expect(rendered.stdout.contains("--socket"))
+    }
+}
