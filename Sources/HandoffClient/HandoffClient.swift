@@ -151,6 +151,27 @@ public struct HandoffClient: Sendable {
         _ = try await call(.POST, ControlPaths.launch(launchID), body: outcome.json)
     }
 
+    /// Activities this workstation and its peers offered (those their apps let be
+    /// searched), newest first.
+    public func history(_ query: HistoryQuery) async throws -> [HistoryEntry] {
+        try decode(try await call(.POST, ControlPaths.historySearch, body: query.json), HistoryEntry.list(json:))
+    }
+
+    /// Forgets the history; returns how many entries it had.
+    @discardableResult
+    public func clearHistory() async throws -> Int {
+        if case .integer(let n)? = try await call(.DELETE, ControlPaths.history).objectValue?["removed"] { return Int(n) }
+        return 0
+    }
+
+    /// Opens a history entry's web page or document again (through the session agent).
+    public func reopenHistoryEntry(_ id: Int64) async throws -> (HistoryEntry, LaunchOutcome) {
+        let json = try await call(.POST, ControlPaths.historyOpen(id))
+        let entry = try decode(json.objectValue?["entry"] ?? .null, HistoryEntry.init(json:))
+        let launch = try decode(json.objectValue?["launch"] ?? .null, LaunchOutcome.init(json:))
+        return (entry, launch)
+    }
+
     /// The account's members (with who introduced each) and the devices removed from it.
     public func devices() async throws -> AccountDevices {
         AccountDevices(json: try await call(.GET, ControlPaths.devices))

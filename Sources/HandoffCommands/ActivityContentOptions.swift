@@ -15,6 +15,9 @@ struct ActivityContentOptions: ParsableArguments {
     @Option(name: .customLong("required-keys"), help: ArgumentHelp("userInfo keys the other side needs, comma-separated.", valueName: "keys"))
     var requiredKeys: String?
 
+    @Option(name: .customLong("searchable-keys"), help: ArgumentHelp("userInfo keys the history may index (with --search), comma-separated.", valueName: "keys"))
+    var searchableKeys: String?
+
     @Option(name: .customLong("webpage-url"), help: ArgumentHelp("An http(s) URL to open where no app handles the type.", valueName: "url"))
     var webpageURL: String?
 

@@ -68,6 +68,7 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
         draft.title = content.title ?? ""
         draft.userInfo = try content.userInfo() ?? [:]
         draft.requiredUserInfoKeys = ActivityContentOptions.list(content.requiredKeys) ?? []
+        draft.searchableUserInfoKeys = ActivityContentOptions.list(content.searchableKeys) ?? []
         draft.webpageURL = content.webpageURL
         draft.keywords = ActivityContentOptions.list(content.keywords) ?? []
         if let e = content.expires { draft.expirationDate = try ExpiryArgument.parse(e, now: SystemClock.now()) }

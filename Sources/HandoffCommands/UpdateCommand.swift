@@ -51,6 +51,7 @@ struct UpdateCommand: AsyncParsableCommand {
         u.userInfoMode = replace ? .replace : .merge
         u.removeUserInfoKeys = removeKeys
         u.requiredUserInfoKeys = ActivityContentOptions.list(content.requiredKeys)
+        u.searchableUserInfoKeys = ActivityContentOptions.list(content.searchableKeys)
         if let w = content.webpageURL { u.webpageURL = .some(w) }
         if noWebpageURL { u.webpageURL = .some(nil) }
         if let e = content.expires { u.expirationDate = .some(try ExpiryArgument.parse(e, now: SystemClock.now())) }

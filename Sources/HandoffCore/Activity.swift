@@ -8,6 +8,9 @@ public struct Activity: Sendable, Equatable {
     public var userInfo: UserInfo
     /// Keys that must be present in `userInfo` for the activity to be usable elsewhere.
     public var requiredUserInfoKeys: [String]
+    /// userInfo keys whose values the app lets the history index (when eligibleForSearch);
+    /// the rest of userInfo is never indexed.
+    public var searchableUserInfoKeys: [String] = []
     /// http or https; opened in a browser where no app handles the type.
     public var webpageURL: String?
     public var expirationDate: Timestamp?

@@ -4,6 +4,7 @@ public struct ActivityDraft: Sendable, Equatable {
     public var title: String = ""
     public var userInfo: UserInfo = [:]
     public var requiredUserInfoKeys: [String] = []
+    public var searchableUserInfoKeys: [String] = []
     public var webpageURL: String?
     public var expirationDate: Timestamp?
     public var keywords: [String] = []
@@ -16,13 +17,15 @@ public struct ActivityDraft: Sendable, Equatable {
     public init(activityType: String) { self.activityType = activityType }
 
     public func makeActivity(id: ActivityID, now: Timestamp, origin: DeviceRef) -> Activity {
-        Activity(
+        var a = Activity(
             id: id, activityType: activityType, title: title, userInfo: userInfo,
             requiredUserInfoKeys: Array(Set(requiredUserInfoKeys)).sorted(), webpageURL: webpageURL,
             expirationDate: expirationDate, keywords: keywords, eligibleForHandoff: eligibleForHandoff,
             eligibleForSearch: eligibleForSearch, eligibleForPublicIndexing: eligibleForPublicIndexing,
             supportsContinuationStreams: supportsContinuationStreams, needsSave: needsSave,
             createdAt: now, origin: origin)
+        a.searchableUserInfoKeys = Array(Set(searchableUserInfoKeys)).sorted()
+        return a
     }
 }
 
@@ -36,6 +39,7 @@ public struct ActivityUpdate: Sendable, Equatable {
     public var userInfoMode: UserInfoMode = .merge
     public var removeUserInfoKeys: [String] = []
     public var requiredUserInfoKeys: [String]?
+    public var searchableUserInfoKeys: [String]?
     /// `.some(nil)` clears it.
     public var webpageURL: String??
     public var expirationDate: Timestamp??
@@ -59,6 +63,7 @@ public struct ActivityUpdate: Sendable, Equatable {
         }
         for key in removeUserInfoKeys { a.userInfo[key] = nil }
         if let requiredUserInfoKeys { a.requiredUserInfoKeys = Array(Set(requiredUserInfoKeys)).sorted() }
+        if let searchableUserInfoKeys { a.searchableUserInfoKeys = Array(Set(searchableUserInfoKeys)).sorted() }
         if let webpageURL { a.webpageURL = webpageURL }
         if let expirationDate { a.expirationDate = expirationDate }
         if let keywords { a.keywords = keywords }

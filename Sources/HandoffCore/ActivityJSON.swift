@@ -7,6 +7,7 @@ public enum ActivityJSON {
         o["title"] = .string(a.title)
         o["userInfo"] = .object(TypedJSON.encode(dictionary: a.userInfo))
         o["requiredUserInfoKeys"] = .array(a.requiredUserInfoKeys.map(JSONValue.string))
+        o["searchableUserInfoKeys"] = .array(a.searchableUserInfoKeys.map(JSONValue.string))
         o["webpageURL"] = a.webpageURL.map(JSONValue.string) ?? .null
         o["expirationDate"] = a.expirationDate.map { .string($0.rfc3339) } ?? .null
         o["keywords"] = .array(a.keywords.map(JSONValue.string))
@@ -50,6 +51,7 @@ public enum ActivityJSON {
         d.title = probe.title
         d.userInfo = probe.userInfo
         d.requiredUserInfoKeys = probe.requiredUserInfoKeys
+        d.searchableUserInfoKeys = probe.searchableUserInfoKeys
         d.webpageURL = probe.webpageURL
         d.expirationDate = probe.expirationDate
         d.keywords = probe.keywords
@@ -65,6 +67,7 @@ public enum ActivityJSON {
         if let t = try r.string("title") { a.title = t }
         if let info = try r.object("userInfo") { a.userInfo = try TypedJSON.decode(dictionary: info, path: "userInfo") }
         if let keys = try r.strings("requiredUserInfoKeys") { a.requiredUserInfoKeys = Array(Set(keys)).sorted() }
+        if let keys = try r.strings("searchableUserInfoKeys") { a.searchableUserInfoKeys = Array(Set(keys)).sorted() }
         a.webpageURL = try r.string("webpageURL")
         a.expirationDate = try r.timestamp("expirationDate")
         if let k = try r.strings("keywords") { a.keywords = k }
@@ -90,6 +93,7 @@ public enum ActivityJSON {
         if u.userInfoMode == .replace && u.userInfo == nil { u.userInfo = [:] }
         u.removeUserInfoKeys = try r.strings("removeUserInfoKeys") ?? []
         u.requiredUserInfoKeys = try r.strings("requiredUserInfoKeys")
+        u.searchableUserInfoKeys = try r.strings("searchableUserInfoKeys")
         if r.has("webpageURL") { u.webpageURL = .some(try r.string("webpageURL")) }
         if r.has("expirationDate") { u.expirationDate = .some(try r.timestamp("expirationDate")) }
         u.keywords = try r.strings("keywords")
@@ -109,6 +113,7 @@ public enum ActivityJSON {
         if u.userInfo != nil || u.userInfoMode == .replace { o["userInfoMode"] = .string(u.userInfoMode.rawValue) }
         if !u.removeUserInfoKeys.isEmpty { o["removeUserInfoKeys"] = .array(u.removeUserInfoKeys.map(JSONValue.string)) }
         if let k = u.requiredUserInfoKeys { o["requiredUserInfoKeys"] = .array(k.map(JSONValue.string)) }
+        if let k = u.searchableUserInfoKeys { o["searchableUserInfoKeys"] = .array(k.map(JSONValue.string)) }
         if let w = u.webpageURL { o["webpageURL"] = w.map(JSONValue.string) ?? .null }
         if let e = u.expirationDate { o["expirationDate"] = e.map { .string($0.rfc3339) } ?? .null }
         if let k = u.keywords { o["keywords"] = .array(k.map(JSONValue.string)) }
@@ -126,6 +131,7 @@ public enum ActivityJSON {
         if !d.title.isEmpty { o["title"] = .string(d.title) }
         if !d.userInfo.isEmpty { o["userInfo"] = .object(TypedJSON.encode(dictionary: d.userInfo)) }
         if !d.requiredUserInfoKeys.isEmpty { o["requiredUserInfoKeys"] = .array(d.requiredUserInfoKeys.map(JSONValue.string)) }
+        if !d.searchableUserInfoKeys.isEmpty { o["searchableUserInfoKeys"] = .array(d.searchableUserInfoKeys.map(JSONValue.string)) }
         if let w = d.webpageURL { o["webpageURL"] = .string(w) }
         if let e = d.expirationDate { o["expirationDate"] = .string(e.rfc3339) }
         if !d.keywords.isEmpty { o["keywords"] = .array(d.keywords.map(JSONValue.string)) }

@@ -18,6 +18,7 @@ public enum ActivityPropertyList {
             "updatedAt": .date(a.updatedAt),
             "originName": .string(a.origin.name),
         ]
+        if !a.searchableUserInfoKeys.isEmpty { d["searchableUserInfoKeys"] = .array(a.searchableUserInfoKeys.map(PropertyValue.string)) }
         if let u = a.webpageURL { d["webpageURL"] = .url(u) }
         if let e = a.expirationDate { d["expirationDate"] = .date(e) }
         if let id = a.origin.id { d["originID"] = .string(id) }
@@ -60,7 +61,7 @@ public enum ActivityPropertyList {
         }
         let expiration: Timestamp? = d["expirationDate"] == nil ? nil : try date("expirationDate")
         let originID: String? = d["originID"] == nil ? nil : try string("originID")
-        return Activity(
+        var a = Activity(
             id: id, activityType: try string("activityType"), title: try string("title"), userInfo: info,
             requiredUserInfoKeys: try strings("requiredUserInfoKeys"), webpageURL: webpageURL,
             expirationDate: expiration, keywords: try strings("keywords"),
@@ -69,5 +70,8 @@ public enum ActivityPropertyList {
             supportsContinuationStreams: try bool("supportsContinuationStreams"), needsSave: try bool("needsSave"),
             createdAt: try date("createdAt"), updatedAt: try date("updatedAt"),
             origin: DeviceRef(name: try string("originName"), id: originID))
+        // Optional: older peers do not send it.
+        if d["searchableUserInfoKeys"] != nil { a.searchableUserInfoKeys = try strings("searchableUserInfoKeys") }
+        return a
     }
 }

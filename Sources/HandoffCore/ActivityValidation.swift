@@ -19,6 +19,12 @@ public enum ActivityValidation {
         for (n, k) in a.requiredUserInfoKeys.enumerated() where k.isEmpty {
             throw ValidationError(field: "requiredUserInfoKeys[\(n)]", problem: "must not be empty")
         }
+        guard a.searchableUserInfoKeys.count <= limits.maximumKeywords else {
+            throw ValidationError(field: "searchableUserInfoKeys", problem: "more than \(limits.maximumKeywords) keys")
+        }
+        for (n, k) in a.searchableUserInfoKeys.enumerated() where k.isEmpty {
+            throw ValidationError(field: "searchableUserInfoKeys[\(n)]", problem: "must not be empty")
+        }
         for key in a.userInfo.keys.sorted() {
             try validateValue(a.userInfo[key]!, path: "userInfo.\(key)", key: key, depth: 1, limits: limits)
         }

@@ -25,6 +25,9 @@ enum ControlRoute: Sendable, Equatable {
     case syncedRoots
     case answerLaunch(String)
     case devices
+    case searchHistory
+    case clearHistory
+    case openHistoryEntry(String)
     case removeDevice
     case openPairing
     case pairingStatus
@@ -68,6 +71,9 @@ enum ControlRoute: Sendable, Equatable {
         (.GET, ["v1", "synced-roots"], { _ in .syncedRoots }),
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
         (.GET, ["v1", "devices"], { _ in .devices }),
+        (.POST, ["v1", "history", "search"], { _ in .searchHistory }),
+        (.DELETE, ["v1", "history"], { _ in .clearHistory }),
+        (.POST, ["v1", "history", ":id", "open"], { .openHistoryEntry($0) }),
         (.POST, ["v1", "devices", "remove"], { _ in .removeDevice }),
         (.POST, ["v1", "pairing"], { _ in .openPairing }),
         (.GET, ["v1", "pairing"], { _ in .pairingStatus }),

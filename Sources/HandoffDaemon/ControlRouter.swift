@@ -10,6 +10,7 @@ struct ControlRouter: Sendable {
     let peers: PeerService
     let streams: StreamBroker
     let agent: SessionAgentBroker
+    let history: ActivityHistory?
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
@@ -118,6 +119,20 @@ struct ControlRouter: Sendable {
                     throw HandoffError(.notFound, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
+            case .searchHistory:
+                let query: HistoryQuery
+                let body = try request.jsonObject()
+                do { query = try HistoryQuery(json: body) } catch { throw HandoffError.badRequest(error.description) }
+                return .ok(HistoryEntry.listJSON(try await requireHistory().search(query)))
+            case .clearHistory:
+                try requireEmptyObject(request)
+                return .ok(.object(["removed": .integer(Int64(try await requireHistory().clear()))]))
+            case .openHistoryEntry(let id):
+                try requireEmptyObject(request)
+                guard let n = Int64(id), let (entry, document) = try await requireHistory().entry(n) else {
+                    throw HandoffError(.notFound, code: "not_found", message: "no history entry \(id) (see handoffctl history)")
+                }
+                return .ok(try await reopen(entry, document: document))
             case .devices:
                 return .ok(await peers.devicesJSON())
             case .removeDevice:
@@ -225,6 +240,30 @@ struct ControlRouter: Sendable {
                                   "sha256": .string(reference.sha256.hexString)]),
             "local": local.json,
         ])
+    }
+
+    private func requireHistory() throws(HandoffError) -> ActivityHistory {
+        guard let history else {
+            throw HandoffError(.unavailable, code: "no_history", message: "the activity history is off (history-days = 0 in handoffd.conf)")
+        }
+        return history
+    }
+
+    /// Continuing from the history: the page or the document again, not the app's state
+    /// (that is gone with the offer). The session agent opens it as it opens a continued
+    /// activity's web page or document.
+    private func reopen(_ entry: HistoryEntry, document: DocumentReference?) async throws -> JSONValue {
+        guard entry.webpageURL != nil || document != nil else {
+            throw HandoffError(.conflict, code: "nothing_to_reopen",
+                               message: "this entry has no web page or document to reopen; continue it from \(entry.device.name) while it offers it")
+        }
+        var activity = Activity(id: .random(), activityType: ActivityHistory.reopenType, title: entry.title, webpageURL: entry.webpageURL,
+                                createdAt: entry.firstSeen, updatedAt: entry.lastSeen, origin: DeviceRef(name: entry.device.name, id: entry.device.id))
+        if let document { activity.userInfo[DocumentReference.userInfoKey] = document.propertyValue }
+        let record = ActivityRecord(activity: activity, state: .current, owner: "history", payloadSize: ActivityPropertyList.encodedSize(of: activity))
+        await peers.rememberReopened(record, from: entry.device)
+        let outcome = await agent.launch(record, from: entry.device)
+        return .object(["entry": entry.json, "launch": outcome.json])
     }
 
     private func requireEmptyObject(_ request: ControlRequest) throws(HandoffError) {

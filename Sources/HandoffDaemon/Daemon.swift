@@ -61,11 +61,18 @@ public struct Daemon: Sendable {
             Task { await streams.sessionClosed(token) }
             Task { await agent.sessionClosed(token) }
         }
+        var history: ActivityHistory?
+        if config.historyDays > 0 {
+            do { history = try ActivityHistory(directory: config.stateDirectory, retentionDays: config.historyDays, logger: logger) } catch {
+                logger.error("the activity history is unavailable", metadata: ["error": "\(error)"])
+            }
+        }
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
-            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent,
+            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, history: history,
+            group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history,
                                    configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(

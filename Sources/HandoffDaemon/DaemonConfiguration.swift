@@ -16,6 +16,8 @@ public struct DaemonConfiguration: Sendable {
     /// Activities made without an owning session expire after this unless they say
     /// otherwise (`unowned-expiry-minutes`; 0: never).
     public var unownedExpiryMinutes: Int64 = 720
+    /// How long the activity history keeps what it saw (`history-days`; 0: no history).
+    public var historyDays: Int64 = 30
     public var maximumConnections = 64
     public var requestTimeoutMilliseconds: Int64 = 10_000
     public var idleTimeoutMilliseconds: Int64 = 60_000
@@ -106,6 +108,9 @@ public struct DaemonConfiguration: Sendable {
             logLevel = l
         case "max-activity-bytes": maximumActivityBytes = try int(value)
         case "will-save-timeout-ms": willSaveTimeoutMilliseconds = Int64(try int(value))
+        case "history-days":
+            guard let n = Int64(value), (0...3650).contains(n) else { throw FileError(description: "history-days must be 0 (no history) to 3650, not \"\(value)\"") }
+            historyDays = n
         case "unowned-expiry-minutes":
             guard let n = Int64(value), n >= 0 else { throw FileError(description: "unowned-expiry-minutes must be 0 (never) or a number of minutes, not \"\(value)\"") }
             unownedExpiryMinutes = n

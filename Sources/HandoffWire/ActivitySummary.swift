@@ -14,6 +14,8 @@ public struct ActivitySummary: Sendable, Equatable {
     public var supportsContinuationStreams: Bool
     public var needsSave: Bool
     public var payloadSize: Int
+    /// Only for activities eligible for search: what the history may index.
+    public var search: SearchFields?
 
     public init(_ a: Activity, payloadSize: Int) {
         id = a.id
@@ -27,6 +29,7 @@ public struct ActivitySummary: Sendable, Equatable {
         supportsContinuationStreams = a.supportsContinuationStreams
         needsSave = a.needsSave
         self.payloadSize = payloadSize
+        search = SearchFields(a)
     }
 
     public var propertyList: PropertyValue {
@@ -38,6 +41,7 @@ public struct ActivitySummary: Sendable, Equatable {
         ]
         if let e = expirationDate { d["expirationDate"] = .date(e) }
         if let w = webpageURL { d["webpageURL"] = .url(w) }
+        if let search { d["search"] = search.propertyList }
         return .dictionary(d)
     }
 
@@ -75,6 +79,8 @@ public struct ActivitySummary: Sendable, Equatable {
         supportsContinuationStreams = try bool("supportsContinuationStreams")
         needsSave = try bool("needsSave")
         payloadSize = Int(size)
+        // Optional: older peers do not send it.
+        search = try d["search"].map { v throws(ValidationError) in try SearchFields(propertyList: v) }
     }
 
     public var json: JSONObject {
@@ -85,6 +91,7 @@ public struct ActivitySummary: Sendable, Equatable {
             "webpageURL": webpageURL.map(JSONValue.string) ?? .null,
             "supportsContinuationStreams": .bool(supportsContinuationStreams), "needsSave": .bool(needsSave),
             "payloadSize": .integer(Int64(payloadSize)),
+            "search": search.map { .object($0.json) } ?? .null,
         ]
     }
 
@@ -102,5 +109,6 @@ public struct ActivitySummary: Sendable, Equatable {
         supportsContinuationStreams = try r.bool("supportsContinuationStreams") ?? false
         needsSave = try r.bool("needsSave") ?? false
         payloadSize = Int(try r.integer("payloadSize") ?? 0)
+        if let s = try r.object("search") { search = try SearchFields(json: s) }
     }
 }

@@ -25,6 +25,11 @@ public enum ControlPaths {
     /// The account of devices: members and removals; remove one (`{"deviceID"}`).
     public static let devices = "/v1/devices"
     public static let removeDevice = "/v1/devices/remove"
+    /// The activity history: search it (`POST`, a HistoryQuery), clear it (`DELETE`),
+    /// reopen an entry's page or document.
+    public static let history = "/v1/history"
+    public static let historySearch = "/v1/history/search"
+    public static func historyOpen(_ id: Int64) -> String { "/v1/history/\(id)/open" }
     /// Pairing by code: open the window (POST), its state (GET), cancel (DELETE), and
     /// confirm the code both screens show.
     public static let pairing = "/v1/pairing"

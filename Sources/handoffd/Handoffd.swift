@@ -34,6 +34,9 @@ struct Handoffd: AsyncParsableCommand {
     @Option(name: .customLong("max-activity-bytes"), help: "Cap on an encoded activity (default: 65536).")
     var maxActivityBytes: Int?
 
+    @Option(name: .customLong("history-days"), help: "How many days the searchable activity history keeps what it saw; 0 keeps none (default: 30).")
+    var historyDays: Int?
+
     @Option(name: .customLong("unowned-expiry-minutes"), help: "Activities made without an owning session (handoffctl become-current without --attach, scripts) expire after this unless they set their own expiry; 0: never (default: 720).")
     var unownedExpiryMinutes: Int?
 
@@ -92,6 +95,7 @@ struct Handoffd: AsyncParsableCommand {
                 ("max-activity-bytes", maxActivityBytes.map(String.init)),
                 ("will-save-timeout-ms", willSaveTimeoutMs.map(String.init)),
                 ("unowned-expiry-minutes", unownedExpiryMinutes.map(String.init)),
+                ("history-days", historyDays.map(String.init)),
                 ("max-connections", maxConnections.map(String.init)),
                 ("request-timeout-ms", requestTimeoutMs.map(String.init)),
                 ("idle-timeout-ms", idleTimeoutMs.map(String.init)),

@@ -39,7 +39,7 @@ struct ActivityJSONTests {
     @Test func encodedFieldsAndOrder() {
         let o = ActivityJSON.encode(everyFieldActivity())
         #expect(o.keys == [
-            "id", "activityType", "title", "userInfo", "requiredUserInfoKeys", "webpageURL", "expirationDate", "keywords",
+            "id", "activityType", "title", "userInfo", "requiredUserInfoKeys", "searchableUserInfoKeys", "webpageURL", "expirationDate", "keywords",
             "eligibleForHandoff", "eligibleForSearch", "eligibleForPublicIndexing", "supportsContinuationStreams", "needsSave",
             "createdAt", "updatedAt", "origin",
         ])

@@ -114,7 +114,8 @@ struct ActivityRecordTests {
         #expect(o["stale"] == .bool(true))
         #expect(record(stale: nil).json.objectValue?["stale"] == nil)
         // The activity's own fields come first, unchanged.
-        #expect(Array(o.keys.prefix(16)) == ActivityJSON.encode(r.activity).keys)
+        let own = ActivityJSON.encode(r.activity).keys
+        #expect(Array(o.keys.prefix(own.count)) == own)
     }
 
     @Test func defaultsForMissingFields() throws {

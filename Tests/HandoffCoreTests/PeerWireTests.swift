@@ -517,7 +517,7 @@ struct PeerWireHostileInputTests {
 
     @Test func offerWithABadSummary() {
         _ = expectAccepted(raw(0x03, .dictionary(["activity": fullSummary().propertyList])))
-        let optional: Set<String> = ["webpageURL", "expirationDate"]
+        let optional: Set<String> = ["webpageURL", "expirationDate", "search"]
         let full = summaryDictionary()
         #expect(Set(full.keys).isSuperset(of: optional))
         for key in full.keys.sorted() {

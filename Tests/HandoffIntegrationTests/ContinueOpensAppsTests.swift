@@ -86,6 +86,44 @@ extension WorkstationTests {
         }
     }
 
+    /// The history as a user meets it: b finds what a offered (only what its app let be
+    /// searched, and of userInfo only the opted-in keys), reopens its page from the list,
+    /// keeps it across a restart, and forgets it on request.
+    @Test func historyFindsWhatAPeerOfferedAndReopensItsPage() async throws {
+        try await withDesktop { net, desk in
+            _ = try await offer(net, ["--type", "org.example.unknown.report", "--title", "Quarterly report", "--search",
+                                      "--keywords", "finance", "--info", "client=Acme", "--info", "note=zebra",
+                                      "--searchable-keys", "client", "--webpage-url", "https://example.com/reports/q3"])
+            _ = try await offer(net, ["--type", "org.example.unknown.private", "--title", "Secret plan"])
+            try await eventually(10, "b's history to have a's report") {
+                try await net.ctl("b", "history", "acme").stdout.contains("Quarterly report")
+            }
+            let found = try await net.ctl("b", "--json", "history", "fin")
+            let entries = try #require(try json(found.stdout)["entries"] as? [[String: Any]], "\(found)")
+            #expect(entries.count == 1 && (entries[0]["device"] as? [String: Any])?["name"] as? String == "ws-a", "\(found)")
+            #expect(entries[0]["local"] as? Bool == false)
+            #expect(try await net.ctl("b", "history", "secret").stdout.contains("nothing matches"), "not eligible for search")
+            #expect(try await net.ctl("b", "history", "zebra").stdout.contains("nothing matches"), "userInfo not opted in")
+            #expect(try await net.ctl("a", "history", "quarterly").stdout.contains("here"), "a's own offers are in a's history")
+            #expect(try await net.ctl("b", "history", "--device", "ws-a", "report").stdout.contains("Quarterly report"))
+            #expect(try await net.ctl("b", "history", "--device", "ws-c", "report").stdout.contains("nothing matches"))
+
+            // Reopen it from the list: the page opens in the browser.
+            let id = try #require(entries[0]["id"] as? Int)
+            let reopened = try await net.ctl("b", "history", "--open", String(id))
+            #expect(reopened.status == 0 && reopened.stdout.contains("in Test Browser"), "\(reopened)")
+            #expect(try await desk.waitForRecord("browser")["argv"] as? [String] == ["https://example.com/reports/q3"])
+
+            // It outlives a restart of handoffd, and goes when asked.
+            await net.kill("b", SIGTERM)
+            try await net.startDaemon("b")
+            #expect(try await net.ctl("b", "history", "acme").stdout.contains("Quarterly report"))
+            let cleared = try await net.ctl("b", "history", "--clear")
+            #expect(cleared.status == 0 && cleared.stdout.contains("forgot 1 entry"), "\(cleared)")
+            #expect(try await net.ctl("b", "history").stdout.contains("the history is empty"))
+        }
+    }
+
     @Test func webPagesGoToTheClaimingAppElseTheBrowser() async throws {
         try await withDesktop { net, desk in
             // No app for the type: the page opens in the default browser (mimeapps.list).

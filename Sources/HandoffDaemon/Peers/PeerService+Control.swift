@@ -150,6 +150,12 @@ extension PeerService {
         }
     }
 
+    /// An activity reopened from the history: kept like a continued one, so the session
+    /// agent can map its document here.
+    func rememberReopened(_ record: ActivityRecord, from device: PeerDevice) {
+        continued.add(record, from: device, at: SystemClock.now())
+    }
+
     /// An activity continued here lately, as `POST /v1/continue` returned it.
     func continuedActivity(_ ref: String) throws(HandoffError) -> JSONValue {
         Self.json(try continuedEntry(ref))

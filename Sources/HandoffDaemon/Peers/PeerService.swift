@@ -37,6 +37,9 @@ public actor PeerService: Service {
     let avahi: AvahiDiscovery?
     let admission: PeerAdmissionGate
     let dialPolicy: DialPolicy
+    /// Where offers eligible for search are remembered (nil: no history).
+    let history: ActivityHistory?
+    var historyExpiry: RepeatedTask?
 
     var devices: [DeviceID: DeviceRecord] = [:]
     var services: [ServiceKey: ServiceRecord] = [:]
@@ -89,7 +92,8 @@ public actor PeerService: Service {
     }
 
     public init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
-                limits: ActivityLimits, settings: PeerServiceSettings, group: EventLoopGroup, logger: Logger) throws {
+                limits: ActivityLimits, settings: PeerServiceSettings, history: ActivityHistory? = nil, group: EventLoopGroup, logger: Logger) throws {
+        self.history = history
         self.identity = identity
         self.trust = trust
         self.registry = registry
@@ -130,6 +134,13 @@ public actor PeerService: Service {
             rotateAdvertisement()
         }
         for peer in settings.staticPeers { addStaticPeer(peer) }
+        if let history {
+            // Searches never show what is past the retention; this frees the space.
+            await history.expire()
+            historyExpiry = group.any().scheduleRepeatedTask(initialDelay: .hours(6), delay: .hours(6)) { _ in
+                Task { await history.expire() }
+            }
+        }
         reconcileTrust()
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
@@ -179,6 +190,7 @@ public actor PeerService: Service {
 
     private func stop() async {
         rotationTimer?.cancel()
+        historyExpiry?.cancel()
         await streams.shutdown()
         await agent.shutdown()
         avahi?.stop()
@@ -363,6 +375,7 @@ public actor PeerService: Service {
         case .recordOffer(let summary):
             devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
             await registry.broadcast(.peerOffer(link.device, summary))
+            if let summary, let history { await history.record(summary, device: link.device, local: false) }
         case .refuseFetch(let request, let code, let message):
             link.send(.fetched(requestID: request, .failure(code: code, message: message)))
         case .answerFetch(let request, let id):
@@ -448,6 +461,7 @@ public actor PeerService: Service {
     private func offerChanged(_ offer: ActivitySummary?) {
         currentOffer = offer
         for link in subscribers.values { link.send(.offer(offer)) }
+        if let offer, let history { Task { await history.record(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) } }
         // The change hint tells browsers something changed, not what.
         if let avahi { avahi.publish(advertisement(newHint: true)) }
     }

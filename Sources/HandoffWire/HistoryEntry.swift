@@ -1,0 +1,110 @@
+import HandoffCore
+
+/// One activity in the history (Docs/LocalAPI.md §19): offered here or by a trusted
+/// workstation, indexed because its app allowed it. The daemon encodes it, clients decode it.
+public struct HistoryEntry: Sendable, Equatable {
+    public var id: Int64
+    public var activityID: String
+    public var activityType: String
+    public var title: String
+    public var keywords: [String]
+    public var webpageURL: String?
+    /// The document's path inside its synced folder.
+    public var documentPath: String?
+    public var device: PeerDevice
+    /// Offered by this workstation.
+    public var local: Bool
+    public var firstSeen: Timestamp
+    public var lastSeen: Timestamp
+
+    public init(id: Int64, activityID: String, activityType: String, title: String, keywords: [String], webpageURL: String?,
+                documentPath: String?, device: PeerDevice, local: Bool, firstSeen: Timestamp, lastSeen: Timestamp) {
+        self.id = id
+        self.activityID = activityID
+        self.activityType = activityType
+        self.title = title
+        self.keywords = keywords
+        self.webpageURL = webpageURL
+        self.documentPath = documentPath
+        self.device = device
+        self.local = local
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+    }
+
+    public var json: JSONValue {
+        .object([
+            "id": .integer(id), "activityID": .string(activityID), "activityType": .string(activityType), "title": .string(title),
+            "keywords": .array(keywords.map(JSONValue.string)), "webpageURL": webpageURL.map(JSONValue.string) ?? .null,
+            "documentPath": documentPath.map(JSONValue.string) ?? .null, "device": device.json, "local": .bool(local),
+            "firstSeen": .string(firstSeen.rfc3339), "lastSeen": .string(lastSeen.rfc3339),
+        ])
+    }
+
+    public init(json: JSONValue) throws(ValidationError) {
+        guard let o = json.objectValue else { throw ValidationError(field: "entry", problem: "is not an object") }
+        var r = JSONFieldReader(o)
+        guard let id = try r.integer("id") else { throw ValidationError(field: "id", problem: "is required") }
+        self.id = id
+        activityID = try r.requiredString("activityID")
+        activityType = try r.requiredString("activityType")
+        title = try r.string("title") ?? ""
+        keywords = try r.strings("keywords") ?? []
+        webpageURL = try r.string("webpageURL")
+        documentPath = try r.string("documentPath")
+        device = PeerDevice(json: o["device"])
+        local = try r.bool("local") ?? false
+        firstSeen = try r.timestamp("firstSeen") ?? Timestamp(seconds: 0)
+        lastSeen = try r.timestamp("lastSeen") ?? firstSeen
+    }
+
+    /// `{"entries": [...]}`.
+    public static func listJSON(_ entries: [HistoryEntry]) -> JSONValue { .object(["entries": .array(entries.map(\.json))]) }
+
+    public static func list(json: JSONValue) throws(ValidationError) -> [HistoryEntry] {
+        guard case .array(let items)? = json.objectValue?["entries"] else { throw ValidationError(field: "entries", problem: "is required") }
+        var out: [HistoryEntry] = []
+        for item in items { out.append(try HistoryEntry(json: item)) }
+        return out
+    }
+}
+
+/// A history search (`POST /v1/history/search`): words to match (all of them, as
+/// prefixes), the device, how far back, how many.
+public struct HistoryQuery: Sendable, Equatable {
+    public var text: String?
+    public var device: String?
+    public var since: Timestamp?
+    public var limit: Int
+
+    public static let maximumLimit = 1000
+
+    public init(text: String? = nil, device: String? = nil, since: Timestamp? = nil, limit: Int = 50) {
+        self.text = text
+        self.device = device
+        self.since = since
+        self.limit = limit
+    }
+
+    public var json: JSONValue {
+        var o: JSONObject = ["limit": .integer(Int64(limit))]
+        if let text { o["query"] = .string(text) }
+        if let device { o["device"] = .string(device) }
+        if let since { o["since"] = .string(since.rfc3339) }
+        return .object(o)
+    }
+
+    /// Strict: unknown fields and bad values are errors.
+    public init(json o: JSONObject) throws(ValidationError) {
+        var r = JSONFieldReader(o, path: "body")
+        text = try r.string("query")
+        device = try r.string("device")
+        since = try r.timestamp("since")
+        let limit = try r.integer("limit") ?? 50
+        try r.rejectUnknownFields()
+        guard (1...Int64(HistoryQuery.maximumLimit)).contains(limit) else {
+            throw ValidationError(field: "body.limit", problem: "must be 1 to \(HistoryQuery.maximumLimit)")
+        }
+        self.limit = Int(limit)
+    }
+}
