@@ -172,6 +172,41 @@ public struct HandoffClient: Sendable {
         return (entry, launch)
     }
 
+    // MARK: - Restoration state (Docs/LocalAPI.md §20)
+
+    /// Saves `app`'s restoration state (paths to typed-JSON values), stamped with its
+    /// version. `continueWith`: one of the app's activities this state may go with when
+    /// another workstation continues it.
+    public func saveState(app: String, version: String, entries: JSONObject, continueWith: String? = nil) async throws {
+        var body: JSONObject = ["version": .string(version), "entries": .object(entries)]
+        if let continueWith { body["continueWith"] = .string(continueWith) }
+        _ = try await call(.PUT, ControlPaths.state(app), body: .object(body))
+    }
+
+    /// What a launching app gets back: its state, or nil and why (`none_saved`,
+    /// `version_changed`, `crash_loop`). Call `stateRestored` once the app is up.
+    public func restoreState(app: String, version: String, acceptOlder: Bool = false, session: String? = nil) async throws -> (state: JSONObject?, reason: String?) {
+        var body: JSONObject = ["version": .string(version)]
+        if acceptOlder { body["acceptOlder"] = .bool(true) }
+        if let session { body["session"] = .string(session) }
+        let o = try await call(.POST, ControlPaths.state(app) + "/restore", body: .object(body)).objectValue ?? [:]
+        return (o["state"]?.objectValue, o["reason"]?.stringValue)
+    }
+
+    /// The launch that restored went well.
+    public func stateRestored(app: String) async throws {
+        _ = try await call(.POST, ControlPaths.state(app) + "/restored")
+    }
+
+    public func discardState(app: String) async throws {
+        _ = try await call(.DELETE, ControlPaths.state(app))
+    }
+
+    /// `{"apps": [{app, version, savedAt, paths, failedLaunches, continueWith}]}`.
+    public func listState() async throws -> JSONValue {
+        try await call(.GET, ControlPaths.state)
+    }
+
     /// The account's members (with who introduced each) and the devices removed from it.
     public func devices() async throws -> AccountDevices {
         AccountDevices(json: try await call(.GET, ControlPaths.devices))

@@ -26,6 +26,11 @@ enum ControlRoute: Sendable, Equatable {
     case answerLaunch(String)
     case devices
     case searchHistory
+    case listState
+    case saveState(String)
+    case restoreState(String)
+    case stateRestored(String)
+    case discardState(String)
     case clearHistory
     case openHistoryEntry(String)
     case removeDevice
@@ -72,6 +77,11 @@ enum ControlRoute: Sendable, Equatable {
         (.POST, ["v1", "launches", ":id"], { .answerLaunch($0) }),
         (.GET, ["v1", "devices"], { _ in .devices }),
         (.POST, ["v1", "history", "search"], { _ in .searchHistory }),
+        (.GET, ["v1", "state"], { _ in .listState }),
+        (.PUT, ["v1", "state", ":id"], { .saveState($0) }),
+        (.DELETE, ["v1", "state", ":id"], { .discardState($0) }),
+        (.POST, ["v1", "state", ":id", "restore"], { .restoreState($0) }),
+        (.POST, ["v1", "state", ":id", "restored"], { .stateRestored($0) }),
         (.DELETE, ["v1", "history"], { _ in .clearHistory }),
         (.POST, ["v1", "history", ":id", "open"], { .openHistoryEntry($0) }),
         (.POST, ["v1", "devices", "remove"], { _ in .removeDevice }),

@@ -11,6 +11,7 @@ struct ControlRouter: Sendable {
     let streams: StreamBroker
     let agent: SessionAgentBroker
     let history: ActivityHistory?
+    let restoration: RestorationStore
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
@@ -133,6 +134,37 @@ struct ControlRouter: Sendable {
                     throw HandoffError(.notFound, code: "not_found", message: "no history entry \(id) (see handoffctl history)")
                 }
                 return .ok(try await reopen(entry, document: document))
+            case .listState:
+                return .ok(await restoration.list())
+            case .saveState(let app):
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let version = try r.requiredString("version")
+                let entries = try r.object("entries") ?? [:]
+                let continueWith = try r.string("continueWith")
+                try r.rejectUnknownFields()
+                var activity: ActivityID?
+                if let continueWith {
+                    // Only an activity of this workstation's: its state may go where it is continued.
+                    activity = try await registry.get(continueWith).activity.id
+                }
+                try await restoration.save(app: app, version: version, entries: entries, continueWith: activity, at: SystemClock.now())
+                return .ok(.object(["app": .string(app), "saved": .bool(true)]))
+            case .restoreState(let app):
+                var r = JSONFieldReader(try request.jsonObject(), path: "body")
+                let version = try r.requiredString("version")
+                let acceptOlder = try r.bool("acceptOlder") ?? false
+                let session = try r.string("session") ?? request.headers.first(name: ControlPaths.sessionHeader)
+                try r.rejectUnknownFields()
+                return .ok(try await restoration.restore(app: app, version: version, acceptOlder: acceptOlder, session: session, at: SystemClock.now()))
+            case .stateRestored(let app):
+                try requireEmptyObject(request)
+                try await restoration.restored(app: app)
+                return .ok(.object(["app": .string(app), "restored": .bool(true)]))
+            case .discardState(let app):
+                guard await restoration.discard(app: app) else {
+                    throw HandoffError(.notFound, code: "no_state", message: "no restoration state is kept for \(app) (handoffctl state lists them)")
+                }
+                return .ok(.object(["app": .string(app), "discarded": .bool(true)]))
             case .devices:
                 return .ok(await peers.devicesJSON())
             case .removeDevice:

@@ -57,7 +57,9 @@ public struct Daemon: Sendable {
         peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds))
         let agent = SessionAgentBroker(registry: registry)
+        let restoration = RestorationStore(stateDirectory: config.stateDirectory, logger: logger)
         await registry.onSessionClosed { token in
+            Task { await restoration.sessionEnded(token) }
             Task { await streams.sessionClosed(token) }
             Task { await agent.sessionClosed(token) }
         }
@@ -70,9 +72,9 @@ public struct Daemon: Sendable {
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
-            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, history: history,
+            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, history: history, restoration: restoration,
             group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history,
+        let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
                                    configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(

@@ -28,6 +28,9 @@ public enum ControlPaths {
     /// The activity history: search it (`POST`, a HistoryQuery), clear it (`DELETE`),
     /// reopen an entry's page or document.
     public static let history = "/v1/history"
+    /// Apps' restoration state (Docs/LocalAPI.md §20).
+    public static let state = "/v1/state"
+    public static func state(_ app: String) -> String { "/v1/state/\(app)" }
     public static let historySearch = "/v1/history/search"
     public static func historyOpen(_ id: Int64) -> String { "/v1/history/\(id)/open" }
     /// Pairing by code: open the window (POST), its state (GET), cancel (DELETE), and

@@ -193,6 +193,32 @@ extension WorkstationTests {
         }
     }
 
+    /// Restoration state stays on its workstation, except what an app marked to go with
+    /// one of its activities: that arrives in the continued activity's userInfo.
+    @Test func restorationStateTravelsOnlyWithTheActivityItWasMarkedFor() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let id = try await net.ctl("a", "become-current", "--type", "org.example.editor.edit-note", "--title", "Notes")
+                .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            func put(_ app: String, _ body: String) async throws -> CommandResult {
+                try await net.exec("a", ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--unix-socket", net.socket("a"), "-X", "PUT",
+                                         "-H", "Content-Type: application/json", "--data", body, "http://h/v1/state/\(app)"])
+            }
+            #expect(try await put("org.example.Editor", #"{"version":"3","entries":{"Tabs/Editor":{"line":7}},"continueWith":"\#(id)"}"#).stdout == "200")
+            #expect(try await put("org.example.Other", #"{"version":"1","entries":{"Secret/Pane":"do not send"}}"#).stdout == "200")
+            try await eventually(10, "offer at b") { try await net.ctl("b", "list").stdout.contains("Notes") }
+            let continued = try await net.ctl("b", "continue", "--json")
+            #expect(continued.status == 0, "\(continued)")
+            #expect(continued.stdout.contains("handoff.restoration") && continued.stdout.contains("Tabs/Editor")
+                    && continued.stdout.contains("org.example.Editor"), "\(continued.stdout)")
+            #expect(!continued.stdout.contains("do not send"), "state not marked for the activity stays home")
+            // Nothing of a's state is kept on b.
+            #expect(try await net.ctl("b", "state").stdout.contains("no app has saved"))
+        }
+    }
+
     @Test func invalidationAndExpiryReachThePeer() async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             try await net.startDaemon("a")

@@ -6,6 +6,9 @@ import NIOCore
 /// What the control API asks of the peer side: who is around, what they offer, trust,
 /// and continuing an activity from another workstation.
 extension PeerService {
+    /// Where restoration state an app sent along arrives in the continued activity's userInfo.
+    static let restorationKey = "handoff.restoration"
+
     var deviceID: DeviceID { identity.deviceID }
 
     /// (available, why) for `/v1/status`.

@@ -39,6 +39,8 @@ public actor PeerService: Service {
     let dialPolicy: DialPolicy
     /// Where offers eligible for search are remembered (nil: no history).
     let history: ActivityHistory?
+    /// Apps' restoration state, some of which may go with a continued activity.
+    let restoration: RestorationStore?
     var historyExpiry: RepeatedTask?
 
     var devices: [DeviceID: DeviceRecord] = [:]
@@ -92,8 +94,10 @@ public actor PeerService: Service {
     }
 
     public init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
-                limits: ActivityLimits, settings: PeerServiceSettings, history: ActivityHistory? = nil, group: EventLoopGroup, logger: Logger) throws {
+                limits: ActivityLimits, settings: PeerServiceSettings, history: ActivityHistory? = nil, restoration: RestorationStore? = nil,
+                group: EventLoopGroup, logger: Logger) throws {
         self.history = history
+        self.restoration = restoration
         self.identity = identity
         self.trust = trust
         self.registry = registry
@@ -380,11 +384,17 @@ public actor PeerService: Service {
             link.send(.fetched(requestID: request, .failure(code: code, message: message)))
         case .answerFetch(let request, let id):
             link.beginFetch()
-            let registry = self.registry
+            let (registry, restoration, limits) = (self.registry, self.restoration, self.limits)
             Task {
                 defer { link.endFetch() }
                 do {
-                    let record = try await registry.snapshotForPeer(id)
+                    var record = try await registry.snapshotForPeer(id)
+                    // State the app marked to go with this activity, if it still fits the cap.
+                    if let state = await restoration?.attachment(for: id) {
+                        var with = record.activity
+                        with.userInfo[PeerService.restorationKey] = state
+                        if ActivityPropertyList.encodedSize(of: with) <= limits.maximumEncodedBytes { record.activity = with }
+                    }
                     link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
                 } catch let e as HandoffError {
                     link.send(.fetched(requestID: request, PeerSession.fetchFailure(e)))

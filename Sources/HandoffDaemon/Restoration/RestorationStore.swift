@@ -1,0 +1,165 @@
+import HandoffCore
+import HandoffWire
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Apps' restoration state (Docs/LocalAPI.md §20), one file per app in
+/// `restoration/` of the state directory, so it outlives handoffd. It is this
+/// workstation's alone: nothing here reaches another workstation, except state an app
+/// marked to go with one of its activities when that activity is continued.
+public actor RestorationStore {
+    private let directory: String
+    private let logger: Logger
+    private var records: [String: RestorationRecord] = [:]
+    static let maximumApps = 256
+
+    init(stateDirectory: String, logger: Logger) {
+        directory = stateDirectory + "/restoration"
+        self.logger = logger
+        records = RestorationStore.load(directory, logger: logger)
+    }
+
+    // MARK: The API's side
+
+    func save(app: String, version: String, entries: JSONObject, continueWith: ActivityID?, at now: Timestamp) throws(HandoffError) {
+        do throws(ValidationError) {
+            try RestorationRecord.validateApp(app)
+            guard !version.isEmpty, version.utf8.count <= 255 else { throw ValidationError(field: "version", problem: "must be 1 to 255 bytes") }
+            try RestorationRecord.validate(entries: entries)
+        } catch { throw HandoffError.badRequest(error.description) }
+        guard records[app] != nil || records.count < Self.maximumApps else {
+            throw HandoffError(.conflict, code: "too_many_apps", message: "state is kept for \(Self.maximumApps) apps at most; discard some (handoffctl state)")
+        }
+        var record = RestorationRecord(version: version, savedAt: now, entries: entries, continueWith: continueWith)
+        // A save is not a launch: what the last launch did still counts.
+        if let old = records[app] {
+            record.failedLaunches = old.failedLaunches
+            record.launchStarted = old.launchStarted
+            record.launchSession = old.launchSession
+        }
+        let bytes = Array(RestorationStore.json(record).serialized().utf8)
+        guard bytes.count <= RestorationRecord.maximumEncodedBytes else {
+            throw HandoffError(.invalid, code: "state_too_large", message: "restoration state is \(bytes.count) bytes; keep it under \(RestorationRecord.maximumEncodedBytes) (it is for restoring the interface, not the user's data)")
+        }
+        try write(app, record)
+        records[app] = record
+    }
+
+    /// What a launching app gets: the state, or nothing and why.
+    func restore(app: String, version: String, acceptOlder: Bool, session: String?, at now: Timestamp) throws(HandoffError) -> JSONValue {
+        guard var record = records[app] else { return .object(["state": .null, "reason": .string("none_saved")]) }
+        switch record.restore(version: version, acceptOlder: acceptOlder, session: session, at: now) {
+        case .discard(let reason):
+            logger.info("restoration state discarded", metadata: ["app": "\(app)", "reason": "\(reason)", "saved-version": "\(record.version)"])
+            remove(app)
+            return .object(["state": .null, "reason": .string(reason), "savedVersion": .string(record.version)])
+        case .state(let older):
+            try write(app, record)
+            records[app] = record
+            return .object(["state": .object(record.entries), "savedVersion": .string(record.version),
+                            "savedAt": .string(record.savedAt.rfc3339), "older": .bool(older)])
+        }
+    }
+
+    func restored(app: String) throws(HandoffError) {
+        guard var record = records[app] else { throw HandoffError(.notFound, code: "no_state", message: "no restoration state is kept for \(app)") }
+        record.restored()
+        try write(app, record)
+        records[app] = record
+    }
+
+    @discardableResult
+    func discard(app: String) -> Bool {
+        guard records[app] != nil else { return false }
+        remove(app)
+        return true
+    }
+
+    func list() -> JSONValue {
+        .object(["apps": .array(records.keys.sorted().map { app in
+            let r = records[app]!
+            return .object(["app": .string(app), "version": .string(r.version), "savedAt": .string(r.savedAt.rfc3339),
+                            "paths": .integer(Int64(r.entries.count)), "failedLaunches": .integer(Int64(r.failedLaunches)),
+                            "continueWith": r.continueWith.map { .string($0.rawValue) } ?? .null])
+        })])
+    }
+
+    /// A session ended: a launch it was making failed.
+    func sessionEnded(_ token: String) {
+        for (app, var r) in records where r.sessionEnded(token) {
+            records[app] = r
+            try? write(app, r)
+        }
+    }
+
+    /// State an app marked to go with `activity` when another workstation continues it.
+    func attachment(for activity: ActivityID) -> PropertyValue? {
+        guard let (app, r) = records.first(where: { $0.value.continueWith == activity }),
+              let entries = try? TypedJSON.decode(dictionary: r.entries, path: "entries") else { return nil }
+        return .dictionary(["app": .string(app), "version": .string(r.version), "entries": .dictionary(entries)])
+    }
+
+    // MARK: Files
+
+    private func path(_ app: String) -> String { "\(directory)/\(app).json" }
+
+    private func write(_ app: String, _ r: RestorationRecord) throws(HandoffError) {
+        do {
+            try AtomicFile.makeDirectories(directory)
+            try AtomicFile.write(Array(RestorationStore.json(r).serialized().utf8), to: path(app))
+        } catch {
+            throw HandoffError(.internal, code: "internal", message: "could not save the restoration state: \(error)")
+        }
+    }
+
+    private func remove(_ app: String) {
+        records[app] = nil
+        if unlink(path(app)) != 0 && errno != ENOENT {
+            logger.warning("could not delete restoration state", metadata: ["app": "\(app)", "error": "\(String(cString: strerror(errno)))"])
+        }
+    }
+
+    static func json(_ r: RestorationRecord) -> JSONValue {
+        .object([
+            "version": .string(r.version), "savedAt": .string(r.savedAt.rfc3339), "entries": .object(r.entries),
+            "continueWith": r.continueWith.map { .string($0.rawValue) } ?? .null,
+            "launchStarted": r.launchStarted.map { .string($0.rfc3339) } ?? .null,
+            "launchSession": r.launchSession.map(JSONValue.string) ?? .null, "failedLaunches": .integer(Int64(r.failedLaunches)),
+        ])
+    }
+
+    /// Reads every app's file; one that cannot be read is renamed aside (kept, logged).
+    static func load(_ directory: String, logger: Logger) -> [String: RestorationRecord] {
+        var out: [String: RestorationRecord] = [:]
+        guard let d = opendir(directory) else { return out }
+        defer { closedir(d) }
+        while let e = readdir(d) {
+            let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+            guard name.hasSuffix(".json") else { continue }
+            let app = String(name.dropLast(5))
+            let file = directory + "/" + name
+            do {
+                try RestorationRecord.validateApp(app)
+                guard let bytes = try AtomicFile.read(file, limit: RestorationRecord.maximumEncodedBytes) else { continue }
+                let o = try JSONValue(parsing: bytes).objectValue ?? [:]
+                var r = JSONFieldReader(o)
+                var record = RestorationRecord(
+                    version: try r.requiredString("version"), savedAt: try r.timestamp("savedAt") ?? Timestamp(seconds: 0),
+                    entries: try r.object("entries") ?? [:], continueWith: try r.string("continueWith").flatMap(ActivityID.init))
+                record.launchStarted = try r.timestamp("launchStarted")
+                record.launchSession = try r.string("launchSession")
+                record.failedLaunches = Int(try r.integer("failedLaunches") ?? 0)
+                try RestorationRecord.validate(entries: record.entries)
+                out[app] = record
+            } catch {
+                let aside = file + ".unreadable"
+                _ = rename(file, aside)
+                logger.error("restoration state unreadable; kept aside", metadata: ["file": "\(file)", "kept": "\(aside)", "error": "\(error)"])
+            }
+        }
+        return out
+    }
+}
