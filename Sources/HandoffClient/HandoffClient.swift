@@ -172,6 +172,11 @@ public struct HandoffClient: Sendable {
         return (entry, launch)
     }
 
+    /// What handoffd can tell `handoffctl doctor` (Docs/LocalAPI.md §21).
+    public func diagnostics() async throws -> [DiagnosticCheck] {
+        try decode(try await call(.GET, ControlPaths.diagnostics), DiagnosticCheck.list(json:))
+    }
+
     // MARK: - Restoration state (Docs/LocalAPI.md §20)
 
     /// Saves `app`'s restoration state (paths to typed-JSON values), stamped with its

@@ -26,6 +26,7 @@ enum ControlRoute: Sendable, Equatable {
     case answerLaunch(String)
     case devices
     case searchHistory
+    case diagnostics
     case listState
     case saveState(String)
     case restoreState(String)
@@ -78,6 +79,7 @@ enum ControlRoute: Sendable, Equatable {
         (.GET, ["v1", "devices"], { _ in .devices }),
         (.POST, ["v1", "history", "search"], { _ in .searchHistory }),
         (.GET, ["v1", "state"], { _ in .listState }),
+        (.GET, ["v1", "diagnostics"], { _ in .diagnostics }),
         (.PUT, ["v1", "state", ":id"], { .saveState($0) }),
         (.DELETE, ["v1", "state", ":id"], { .discardState($0) }),
         (.POST, ["v1", "state", ":id", "restore"], { .restoreState($0) }),

@@ -12,6 +12,7 @@ struct ControlRouter: Sendable {
     let agent: SessionAgentBroker
     let history: ActivityHistory?
     let restoration: RestorationStore
+    let stateDirectory: String
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
@@ -134,6 +135,8 @@ struct ControlRouter: Sendable {
                     throw HandoffError(.notFound, code: "not_found", message: "no history entry \(id) (see handoffctl history)")
                 }
                 return .ok(try await reopen(entry, document: document))
+            case .diagnostics:
+                return .ok(DiagnosticCheck.listJSON(await peers.diagnostics(stateDirectory: stateDirectory)))
             case .listState:
                 return .ok(await restoration.list())
             case .saveState(let app):

@@ -75,7 +75,7 @@ public struct Daemon: Sendable {
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, history: history, restoration: restoration,
             group: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
-                                   configuredRoots: config.syncedRoots, status: {
+                                   stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
                 version: APIVersion.software, apiVersion: APIVersion.current, deviceName: device.name, deviceID: device.id,

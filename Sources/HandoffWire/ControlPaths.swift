@@ -30,6 +30,8 @@ public enum ControlPaths {
     public static let history = "/v1/history"
     /// Apps' restoration state (Docs/LocalAPI.md §20).
     public static let state = "/v1/state"
+    /// What handoffd can tell `handoffctl doctor`.
+    public static let diagnostics = "/v1/diagnostics"
     public static func state(_ app: String) -> String { "/v1/state/\(app)" }
     public static let historySearch = "/v1/history/search"
     public static func historyOpen(_ id: Int64) -> String { "/v1/history/\(id)/open" }

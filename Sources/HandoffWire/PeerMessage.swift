@@ -76,6 +76,9 @@ public struct PeerHello: Sendable, Equatable {
     /// The port the sender's peer listener accepts on, so the other side can open stream
     /// connections back to it whichever side dialled the link.
     public var listenPort: UInt16?
+    /// The sender's clock when it sent the hello: the receiver learns how far apart the
+    /// two clocks are (expiry and history times depend on it). Optional: older peers omit it.
+    public var time: Timestamp?
 
     public enum Purpose: String, Sendable {
         case link
@@ -85,7 +88,8 @@ public struct PeerHello: Sendable, Equatable {
     }
 
     public init(version: UInt16 = PeerHello.currentVersion, minimumVersion: UInt16 = PeerHello.minimumVersion, deviceName: String,
-                purpose: Purpose = .link, listenPort: UInt16? = nil) {
+                purpose: Purpose = .link, listenPort: UInt16? = nil, time: Timestamp? = nil) {
+        self.time = time
         self.version = version
         self.minimumVersion = minimumVersion
         self.deviceName = deviceName

@@ -28,6 +28,7 @@ public enum PeerMessageCoding {
             var d: [String: PropertyValue] = ["deviceName": .string(h.deviceName)]
             if h.purpose != .link { d["purpose"] = .string(h.purpose.rawValue) }
             if let port = h.listenPort { d["listenPort"] = .integer(Int64(port)) }
+            if let time = h.time { d["time"] = .date(time) }
             out += PropertyBinaryEncoding.encode(.dictionary(d))
         case .subscribe:
             out += PropertyBinaryEncoding.encode(.dictionary([:]))
@@ -95,7 +96,12 @@ public enum PeerMessageCoding {
                 guard case .integer(let n) = p, let valid = UInt16(exactly: n), valid > 0 else { throw .malformed("hello with a bad listenPort") }
                 port = valid
             }
-            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name, purpose: purpose, listenPort: port))
+            var time: Timestamp?
+            if let t = d["time"] {
+                guard case .date(let when) = t else { throw .malformed("hello with a time that is not a date") }
+                time = when
+            }
+            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name, purpose: purpose, listenPort: port, time: time))
         }
         if StreamFrame.isStreamType(type), type != StreamFrame.openType {
             var buffer = ByteBuffer()

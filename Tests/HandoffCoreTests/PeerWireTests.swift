@@ -72,6 +72,7 @@ private func sampleMessages() -> [PeerMessage] {
         .error(code: "", message: "ünïcödé \u{0}"),
         .hello(PeerHello(deviceName: "desk", purpose: .stream, listenPort: 1)),
         .hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: UInt16.max)),
+        .hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: 7443, time: Timestamp(seconds: 1_800_000_000, nanoseconds: 5))),
         .streamOpen(activityID: idA),
         .streamAccepted(length: nil),
         .streamAccepted(length: 0),

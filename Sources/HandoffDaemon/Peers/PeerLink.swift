@@ -17,6 +17,9 @@ final class PeerLink: Sendable {
     /// its hello): stream connections go there. A link-local address keeps its zone.
     let streamAddress: SocketAddress?
     let channel: Channel
+    /// How far the peer's clock is ahead of ours (seconds), from its hello; nil if it
+    /// did not say.
+    let clockSkewSeconds: Double?
     private let outbound: AsyncStream<PeerMessage>.Continuation
     private let state = NIOLockedValueBox(State())
 
@@ -35,7 +38,8 @@ final class PeerLink: Sendable {
     func endFetch() { state.withLockedValue { $0.fetchesInFlight -= 1 } }
 
     init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, peerListenPort: UInt16?, channel: Channel,
-         outbound: AsyncStream<PeerMessage>.Continuation) {
+         outbound: AsyncStream<PeerMessage>.Continuation, clockSkewSeconds: Double? = nil) {
+        self.clockSkewSeconds = clockSkewSeconds
         var address = channel.remoteAddress
         if let port = peerListenPort { address?.port = Int(port) } else { address = nil }
         self.streamAddress = address

@@ -28,5 +28,8 @@ struct ServiceRecord: Sendable {
     var gone = false
     /// Configured (`peer = HOST:PORT`), not found by mDNS: never removed, retried on a timer.
     var isStatic = false
+    /// Why the last dial did not give a link, for `handoffctl doctor`.
+    var lastError: String?
+    var lastErrorAt: Timestamp?
     var instance: String { service.key.name + "." + service.key.domain }
 }

@@ -297,7 +297,8 @@ public actor PeerService: Service {
         let ourPort = await listenPort
         do {
             try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort))))
+                try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort),
+                                                          time: SystemClock.now())))
                 var messages = inbound.makeAsyncIterator()
                 guard let first = try await messages.next() else { return }
                 // TLS has checked the certificate; which device it is decides the rest.
@@ -333,7 +334,8 @@ public actor PeerService: Service {
                 // The name the user gave at trust time wins over the one the peer calls itself.
                 let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
-                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn)
+                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn,
+                                    clockSkewSeconds: hello.time.map { Double(SystemClock.now().nanoseconds(until: $0)) / 1e9 })
                 guard await attach(link, service: dialled) else { return }
                 link.send(.subscribe)
                 await linked(link, certificate: try certificate.toDERBytes())
@@ -597,6 +599,7 @@ public actor PeerService: Service {
     private func dial(_ key: ServiceKey, address: String, port: Int) async {
         let verdict = NIOLockedValueBox<PeerTLS.Verdict?>(nil)
         var connected = false
+        var failure: String?
         do {
             let target = try await PeerService.resolve(address, port: port)
             let channel = try await connectPeer(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
@@ -604,7 +607,10 @@ public actor PeerService: Service {
             await serve(channel, dialled: key)
         } catch {
             logger.debug("dial failed", metadata: ["address": "\(address)", "port": "\(port)", "error": "\(error)"])
+            failure = PeerService.describeDialFailure(error)
         }
+        services[key]?.lastError = failure
+        if failure != nil { services[key]?.lastErrorAt = SystemClock.now() }
         dialFinished(key, verdict: verdict.withLockedValue { $0 }, connected: connected)
     }
 

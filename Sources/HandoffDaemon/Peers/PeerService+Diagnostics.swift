@@ -1,0 +1,140 @@
+import HandoffAvahi
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What handoffd itself can tell `handoffctl doctor` (Docs/LocalAPI.md §21): discovery,
+/// the interfaces mDNS would use, each trusted workstation and why it is not linked,
+/// clocks, identity and state files.
+extension PeerService {
+    /// A dial's failure in words a user can act on.
+    static func describeDialFailure(_ error: Error) -> String {
+        let text = "\(error)"
+        if let e = error as? IOError {
+            switch e.errnoCode {
+            case ECONNREFUSED: return "connection refused: nothing listens on that port (is handoffd running there?)"
+            case EHOSTUNREACH, ENETUNREACH: return "no route to it (\(String(cString: strerror(e.errnoCode))))"
+            default: break
+            }
+        }
+        if text.contains("connectTimeout") || text.contains("timed out") {
+            return "no answer: a firewall may drop the peer port, or the address is not reachable from here"
+        }
+        if error is NIOSSLError || text.contains("handshake") || text.contains("SSL") {
+            return "the TLS handshake failed: the other workstation may not trust this one any more (pair them again)"
+        }
+        if text.contains("refused") { return "connection refused: nothing listens on that port (is handoffd running there?)" }
+        return text
+    }
+
+    func diagnostics(stateDirectory: String) -> [DiagnosticCheck] {
+        var checks: [DiagnosticCheck] = []
+        let now = SystemClock.now()
+        checks.append(DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName))"))
+        // Files handoffd could not read were kept aside: say so once.
+        let aside = PeerService.keptAside(in: stateDirectory)
+        checks.append(aside.isEmpty
+            ? DiagnosticCheck("state-files", .ok, "State files", "every file in \(stateDirectory) was readable")
+            : DiagnosticCheck("state-files", .warning, "State files", "kept aside because they could not be read: \(aside.joined(separator: ", "))",
+                              fix: "look at them, then delete them: rm \(aside.map { "'\(stateDirectory)/\($0)'" }.joined(separator: " "))"))
+        switch discovery {
+        case .running:
+            checks.append(DiagnosticCheck("discovery", .ok, "mDNS (avahi-daemon)", "advertising and browsing through avahi-daemon on port \(listenPort)"))
+        case .unavailable(let why):
+            checks.append(DiagnosticCheck("discovery", settings.discovery ? .failed : .warning, "mDNS (avahi-daemon)", why,
+                                          fix: settings.discovery ? "sudo systemctl enable --now avahi-daemon" : "remove --no-discovery (or discovery = no) to find peers by mDNS"))
+        }
+        checks += interfaceChecks()
+        for entry in trust.all.sorted(by: { $0.id < $1.id }) {
+            checks.append(peerCheck(entry.id, name: entry.name, now: now))
+            if let link = links[entry.id], let skew = link.clockSkewSeconds {
+                let name = link.deviceName
+                checks.append(abs(skew) > 60
+                    ? DiagnosticCheck("clock.\(entry.id)", .warning, "Clock of \(name)", String(format: "%@'s clock is %.0f s %@ this one's; expiry and history times will disagree",
+                                                                                                   name, abs(skew), skew > 0 ? "ahead of" : "behind"),
+                                      fix: "turn on time sync on both: sudo timedatectl set-ntp true")
+                    : DiagnosticCheck("clock.\(entry.id)", .ok, "Clock of \(name)", String(format: "within %.1f s of this one", abs(skew))))
+            }
+        }
+        if trust.all.isEmpty {
+            checks.append(DiagnosticCheck("peers", .warning, "Your workstations", "this workstation trusts no other yet",
+                                          fix: "run `handoffctl pair` here and on your other workstation"))
+        }
+        return checks
+    }
+
+    private func peerCheck(_ id: DeviceID, name: String, now: Timestamp) -> DiagnosticCheck {
+        let known = name.nonEmpty ?? links[id]?.deviceName.nonEmpty ?? devices[id]?.name.nonEmpty
+        let shown = known ?? String(id.description.prefix(7))
+        if let link = links[id] {
+            return DiagnosticCheck("peer.\(id)", .ok, "Workstation \(shown)", "connected at \(link.remoteAddress)")
+        }
+        let records = services.values.filter { $0.deviceID == id || ($0.deviceID == nil && !$0.isSelf) }
+        let seenAt = services.values.filter { $0.deviceID == id }
+        if let failing = seenAt.first(where: { $0.lastError != nil }) ?? records.first(where: { $0.lastError != nil && $0.isStatic }) {
+            return DiagnosticCheck("peer.\(id)", .failed, "Workstation \(shown)",
+                                   "not connected; the last try at \(failing.service.address) port \(failing.service.port): \(failing.lastError!)",
+                                   fix: "check that handoffd runs there (`handoffctl status` on \(shown)) and that its peer port is open")
+        }
+        if !seenAt.isEmpty {
+            return DiagnosticCheck("peer.\(id)", .warning, "Workstation \(shown)", "seen on the network but not connected yet; retrying",
+                                   fix: "wait a few seconds, then run `handoffctl doctor` again")
+        }
+        let seen = devices[id]?.lastSeen.map { "last connected \($0.rfc3339)" } ?? "never connected"
+        return DiagnosticCheck("peer.\(id)", .failed, "Workstation \(shown)",
+                               "not seen on the network (\(seen)): it is off, on another network, or mDNS does not reach it",
+                               fix: "if it is on another subnet or a VPN: `handoffctl trust \(id) --address HOST:PORT` or peer = HOST:PORT in handoffd.conf")
+    }
+
+    /// Interfaces that are up: mDNS needs multicast on at least one with an address.
+    private func interfaceChecks() -> [DiagnosticCheck] {
+        var out: [DiagnosticCheck] = []
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return out }
+        defer { freeifaddrs(first) }
+        var flags: [String: UInt32] = [:]
+        var next: UnsafeMutablePointer<ifaddrs>? = first
+        while let ifa = next?.pointee {
+            next = ifa.ifa_next
+            flags[String(cString: ifa.ifa_name)] = ifa.ifa_flags
+        }
+        let up: UInt32 = 0x1, loopback: UInt32 = 0x8, multicast: UInt32 = 0x1000
+        var usable = 0
+        for (name, f) in flags.sorted(by: { $0.key < $1.key }) where f & up != 0 && f & loopback == 0 {
+            let addresses = network.addresses.filter { Int32(bitPattern: if_nametoindex(name)) == $0.interfaceIndex }.map(\.address).sorted()
+            if f & multicast == 0 {
+                out.append(DiagnosticCheck("interface.\(name)", .warning, "Interface \(name)", "multicast is off here, so mDNS cannot work on it",
+                                           fix: "sudo ip link set \(name) multicast on"))
+            } else if addresses.isEmpty {
+                out.append(DiagnosticCheck("interface.\(name)", .warning, "Interface \(name)", "up, but without an address"))
+            } else {
+                usable += 1
+                let wifi = name.hasPrefix("wl") ? "; on Wi-Fi, an access point that isolates clients (guest networks do) hides workstations from each other" : ""
+                out.append(DiagnosticCheck("interface.\(name)", .ok, "Interface \(name)", "multicast on, \(addresses.joined(separator: ", "))\(wifi)"))
+            }
+        }
+        if usable == 0 {
+            out.append(DiagnosticCheck("interfaces", .failed, "Network", "no interface is up with an address and multicast: nothing can be found",
+                                       fix: "connect to a network"))
+        }
+        return out
+    }
+
+    static func keptAside(in directory: String) -> [String] {
+        var out: [String] = []
+        for dir in [directory, directory + "/restoration"] {
+            guard let d = opendir(dir) else { continue }
+            defer { closedir(d) }
+            while let e = readdir(d) {
+                let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+                if name.contains(".unreadable") || name.hasSuffix(".corrupt") { out.append(dir == directory ? name : "restoration/" + name) }
+            }
+        }
+        return out.sorted()
+    }
+}
