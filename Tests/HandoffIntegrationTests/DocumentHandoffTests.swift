@@ -27,6 +27,41 @@ extension WorkstationTests {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
+    /// Continuing from the history reopens the document: b's own copy in its synced
+    /// folder, in the app for its type, long after the offer is gone.
+    @Test func aDocumentReopensFromTheHistory() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            let syncA = net.directory + "/a/Sync", syncB = net.directory + "/b/Elsewhere/SyncB"
+            try write(syncthingConfig(syncA), net.directory + "/a/state/syncthing/config.xml")
+            try write(syncthingConfig(syncB), net.directory + "/b/state/syncthing/config.xml")
+            try write("plan\n", syncA + "/projects/plan.txt")
+            try write("plan\n", syncB + "/projects/plan.txt")
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let desk = try DesktopSession(net, host: "b")
+            defer { desk.stop() }
+            try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: ["MimeType=text/plain;"], recordAs: "editor")
+            try "[Default Applications]\ntext/plain=org.example.Editor.desktop\n"
+                .write(toFile: desk.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
+            try await desk.startBus()
+            try await desk.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": desk.root + "/system:/usr/share"])
+
+            try await net.offer(from: "a", to: "b", ["--type", "org.example.planner.plan", "--title", "Launch plan", "--search",
+                                                     "--document", syncA + "/projects/plan.txt"])
+            _ = try await net.ctl("a", "invalidate")  // the offer is gone; the history is not
+            let listed = try await net.ctl("b", "--json", "history", "launch")
+            let entry = try #require((try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])?["entries"] as? [[String: Any]])
+            #expect(entry.first?["documentPath"] as? String == "projects/plan.txt", "\(listed)")
+            let id = try #require(entry.first?["id"] as? Int)
+            let reopened = try await net.ctl("b", "history", "--open", String(id))
+            #expect(reopened.status == 0 && reopened.stdout.contains("in Editor"), "\(reopened)\n\(desk.log)")
+            let record = try await desk.waitForRecord("editor")
+            let uri = (record["argv"] as? [String])?.first ?? ""
+            #expect((URL(string: uri)?.path ?? uri) == syncB + "/projects/plan.txt", "\(record)")
+        }
+    }
+
     @Test func syncedDocumentsMapOrAreFetched() async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             let syncA = net.directory + "/a/Sync", syncB = net.directory + "/b/Elsewhere/SyncB"
