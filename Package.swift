@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "handoff-browser-host", targets: ["handoff-browser-host"]),
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
+        // For the fuzz targets (scripts/fuzz) and other tools that speak the protocols.
+        .library(name: "HandoffWire", targets: ["HandoffWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

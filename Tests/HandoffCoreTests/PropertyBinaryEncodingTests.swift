@@ -3,6 +3,18 @@ import Testing
 
 @Suite("Property binary encoding")
 struct PropertyBinaryEncodingTests {
+    /// Found by fuzz-plist (.build-fuzz/crashes, input CQQDAQT//////wn6bAcAAQc0AA==): an array
+    /// holding a NaN with a payload decodes and encodes back to the same bytes, although the
+    /// value is never equal to itself; round trips compare encodings.
+    @Test func aNaNWithAPayloadKeepsItsBytes() throws {
+        let input: [UInt8] = [0x09, 0x04, 0x03, 0x01, 0x04, 0xff, 0xff, 0xff, 0xff, 0xff, 0x09, 0xfa, 0x6c, 0x07, 0x00, 0x01, 0x07, 0x34, 0x00]
+        let value = try PropertyBinaryEncoding.decode(input)
+        #expect(PropertyBinaryEncoding.encode(value) == input)
+        let copy = try PropertyBinaryEncoding.decode(PropertyBinaryEncoding.encode(value))
+        #expect(copy != value, "NaN inside: a decoded copy is not equal, so equality cannot be the round-trip check")
+        #expect(PropertyBinaryEncoding.encode(copy) == input)
+    }
+
     func roundTrip(_ v: PropertyValue, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let bytes = PropertyBinaryEncoding.encode(v)
         let back = try PropertyBinaryEncoding.decode(bytes)

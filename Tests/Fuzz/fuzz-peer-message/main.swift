@@ -1,0 +1,65 @@
+import HandoffCore
+#if canImport(Glibc)
+import Glibc
+#endif
+import HandoffWire
+
+/// A peer frame's body (type byte and body): every message of the peer protocol, the
+/// hello included. What decodes must encode back to a frame that decodes the same.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzPeerMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let message = try? PeerMessageCoding.decode(bytes) else { return 0 }
+    // Compared as bytes (a NaN in userInfo is never equal to itself).
+    let encoded = PeerMessageCoding.encode(message)
+    let again = try? PeerMessageCoding.decode(encoded)
+    precondition(again.map(PeerMessageCoding.encode) == encoded, "a peer message does not survive its encoding")
+    return 0
+}
+
+// SwiftPM links an executable's entry point as `fuzz_peer_message_main`; hand the process to libFuzzer.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt) -> CInt
+
+@_cdecl("fuzz_peer_message_main")
+func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    if argc == 3, let flag = argv[1], String(cString: flag) == "--write-seeds", let dir = argv[2] {
+        for (n, seed) in seeds().enumerated() {
+            let path = String(cString: dir) + "/seed-\(n)"
+            guard let f = fopen(path, "wb") else { return 1 }
+            _ = seed.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, f) }
+            fclose(f)
+        }
+        return 0
+    }
+    var count = argc
+    var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+    return LLVMFuzzerRunDriver(&count, &vector, fuzzPeerMessage)
+}
+
+/// Valid inputs made by the real encoders: the seed corpus (`TARGET --write-seeds DIR`).
+func seeds() -> [[UInt8]] {
+    let a = seedActivity()
+    let messages: [PeerMessage] = [.hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: 7443, time: Timestamp(seconds: 1_800_000_000))),
+        .subscribe, .offer(ActivitySummary(a, payloadSize: 100)), .offer(nil), .fetch(requestID: 1, activityID: a.id),
+        .fetched(requestID: 1, .activity(a, stale: false)), .fetched(requestID: 2, .failure(code: "busy", message: "m")),
+        .continued(activityID: a.id), .error(code: "x", message: "y"), .streamOpen(activityID: a.id, document: true),
+        .streamAccepted(length: 42), .pairCommit([UInt8](repeating: 1, count: 32)), .pairNonce([UInt8](repeating: 2, count: 32)), .pairConfirm,
+        .account([[1, 2, 3]]), .advertisementKey(generation: 2, key: [UInt8](repeating: 3, count: 32))]
+    return messages.map(PeerMessageCoding.encode)
+}
+
+func seedDocument() -> DocumentReference {
+    DocumentReference(root: SyncedRootID(kind: "syncthing", id: "abcd-1234"), path: "Projects/plan.odt", size: 42, sha256: [UInt8](repeating: 7, count: 32))
+}
+
+func seedActivity() -> Activity {
+    var a = Activity(id: ActivityID("0123456789abcdef0123456789abcdef")!, activityType: "com.example.editor.edit-note", title: "Draft",
+                     userInfo: ["line": .integer(12), "when": .date(Timestamp(seconds: 1_800_000_000)), "tags": .array([.string("a")]),
+                                DocumentReference.userInfoKey: seedDocument().propertyValue],
+                     requiredUserInfoKeys: ["line"], webpageURL: "https://example.org/n/1", keywords: ["notes"], eligibleForSearch: true,
+                     createdAt: Timestamp(seconds: 1_800_000_000), origin: DeviceRef(name: "desk", id: "ABC"))
+    a.searchableUserInfoKeys = ["tags"]
+    return a
+}
