@@ -22,7 +22,7 @@ extension WorkstationTests {
 
             var (status, found) = try await checks(net, "a")
             #expect(status == 0, "healthy: nothing failed: \(found)")
-            for id in ["daemon", "socket", "discovery", "firewall", "identity", "state-files", "interface.hnd0", "peer.\(idB)", "clock.\(idB)"] {
+            for id in ["daemon", "socket", "discovery", "firewall", "identity", "trust", "state-files", "interface.hnd0", "peer.\(idB)", "clock.\(idB)"] {
                 #expect(found[id]?["status"] as? String == "ok", "\(id): \(found[id] ?? [:])")
             }
             #expect(found["units"]?["status"] as? String == "warning", "no units are installed in a namespace host")
@@ -71,4 +71,25 @@ extension WorkstationTests {
         }
     }
 }
+}
+
+/// The doctor on one workstation, as any user: a trusted-devices file that cannot be read
+/// is kept aside, and the doctor says so and how to recover.
+@Suite struct DoctorLocalTests {
+    @Test func anUnreadableTrustFileIsFoundAndKeptAside() async throws {
+        let daemon = try DaemonProcess()
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        try "{\"devices\": [ oops".write(toFile: daemon.stateDirectory + "/trusted-devices.json", atomically: true, encoding: .utf8)
+        try await daemon.start()
+        let r = try await CommandLineTool.handoffctl(["doctor", "--json"], daemon: daemon)
+        #expect(r.status == 1, "a failed check: \(r)")
+        let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let checks = Dictionary(((o?["checks"] as? [[String: Any]]) ?? []).map { ($0["id"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(checks["trust"]?["status"] as? String == "failed", "\(checks["trust"] ?? [:])")
+        #expect((checks["trust"]?["detail"] as? String ?? "").contains("kept as"))
+        #expect(checks["state-files"]?["status"] as? String == "warning")
+        #expect(checks["identity"]?["status"] as? String == "ok", "\(checks["identity"] ?? [:])")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).filter { $0.hasPrefix("trusted-devices.json.unreadable-") }
+        #expect(kept.count == 1, "kept aside, not overwritten")
+    }
 }

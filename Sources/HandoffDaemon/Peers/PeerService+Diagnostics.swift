@@ -35,7 +35,18 @@ extension PeerService {
     func diagnostics(stateDirectory: String) -> [DiagnosticCheck] {
         var checks: [DiagnosticCheck] = []
         let now = SystemClock.now()
-        checks.append(DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName))"))
+        // The key must be the certificate's, or every handshake fails.
+        let certificateKey = try? identity.certificate.extractPublicKey().toSPKIBytes()
+        checks.append(certificateKey == Array(identity.signingKey.publicKey.derRepresentation)
+            ? DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); its key matches its certificate")
+            : DiagnosticCheck("identity", .failed, "Device identity", "the private key in \(stateDirectory) is not the certificate's: no other workstation can connect",
+                              fix: "stop handoffd, move device-cert.pem and device-key.pem away (a new identity is made), then pair again"))
+        if let problem = trust.loadProblem {
+            checks.append(DiagnosticCheck("trust", .failed, "Trusted devices", problem,
+                                          fix: "restore the kept file as trusted-devices.json (then restart handoffd), or pair your workstations again"))
+        } else {
+            checks.append(DiagnosticCheck("trust", .ok, "Trusted devices", "\(trust.all.count) trusted, \(account.membership.members.count) in the account"))
+        }
         // Files handoffd could not read were kept aside: say so once.
         let aside = PeerService.keptAside(in: stateDirectory)
         checks.append(aside.isEmpty

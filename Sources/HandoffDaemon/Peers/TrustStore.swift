@@ -3,6 +3,10 @@ import HandoffWire
 import Logging
 import NIOConcurrencyHelpers
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The devices this user trusts: only they get past the TLS handshake. Kept in
 /// `trusted-devices.json`; read from TLS verification callbacks on any thread, hence the lock.
 public final class TrustStore: Sendable {
@@ -16,10 +20,14 @@ public final class TrustStore: Sendable {
 
     private let path: String
     private let entries: NIOLockedValueBox<[DeviceID: Entry]>
+    /// Why the file could not be read at start (it was kept aside), for `handoffctl doctor`.
+    let loadProblem: String?
 
     public init(stateDirectory: String, logger: Logger) {
         path = stateDirectory + "/trusted-devices.json"
-        entries = NIOLockedValueBox(TrustStore.load(path, logger: logger))
+        let (loaded, problem) = TrustStore.load(path, logger: logger)
+        entries = NIOLockedValueBox(loaded)
+        loadProblem = problem
     }
 
     public func isTrusted(_ id: DeviceID) -> Bool { entries.withLockedValue { $0[id] != nil } }
@@ -60,10 +68,12 @@ public final class TrustStore: Sendable {
         try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
     }
 
-    private static func load(_ path: String, logger: Logger) -> [DeviceID: Entry] {
+    private static func load(_ path: String, logger: Logger) -> ([DeviceID: Entry], String?) {
         do {
-            guard let bytes = try AtomicFile.read(path) else { return [:] }
-            guard case .array(let list)? = try JSONValue(parsing: bytes).objectValue?["devices"] else { return [:] }
+            guard let bytes = try AtomicFile.read(path) else { return ([:], nil) }
+            guard case .array(let list)? = try JSONValue(parsing: bytes).objectValue?["devices"] else {
+                throw AtomicFile.Failure(description: "no \"devices\" list")
+            }
             var out: [DeviceID: Entry] = [:]
             for item in list {
                 guard let o = item.objectValue, let idText = o["id"]?.stringValue, let id = try? DeviceID(parsing: idText) else { continue }
@@ -71,11 +81,13 @@ public final class TrustStore: Sendable {
                                 addedAt: o["addedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(seconds: 0),
                                 address: o["address"]?.stringValue)
             }
-            return out
+            return (out, nil)
         } catch {
-            // Losing trust silently would be surprising but safe; crashing would not be.
-            logger.error("trusted devices could not be read; trusting none until fixed", metadata: ["file": "\(path)", "error": "\(error)"])
-            return [:]
+            // Trusting no one is safe; crashing, or overwriting the file at the next trust, is not.
+            let aside = path + ".unreadable-\(SystemClock.now().seconds)"
+            _ = rename(path, aside)
+            logger.error("trusted devices could not be read; trusting none until fixed", metadata: ["file": "\(path)", "kept": "\(aside)", "error": "\(error)"])
+            return ([:], "\(path) could not be read (\(error)); it was kept as \(aside), and this workstation trusts no other until it is restored or you pair again")
         }
     }
 }
