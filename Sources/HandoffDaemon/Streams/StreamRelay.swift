@@ -68,13 +68,16 @@ enum StreamRelay {
             for try await frame in app.inbound {
                 switch frame {
                 case .data(let bytes):
-                    try await peerOut.write(.stream(.data(bytes)))
+                    // A write the peer's connection refuses ends this direction only: the
+                    // peer's direction then reads why it went (an error frame it sent just
+                    // before closing, or a bare close), so that reason is not lost in a race.
+                    do { try await peerOut.write(.stream(.data(bytes))) } catch { return }
                     state.add(toPeer: bytes.readableBytes)
                 case .end:
                     state.appEnded()  // before the write: the peer may close as soon as it has it
                     // Through the channel, to learn when it is on the wire: closing earlier
                     // would drop what is still queued.
-                    try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get()
+                    do { try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get() } catch { return }
                     return
                 case .error(let code, let message):
                     let f = StreamFailure(code, message)
@@ -106,7 +109,7 @@ enum StreamRelay {
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
         } catch {
-            // Writing to the peer failed (it went away), or reading the app failed.
+            // Reading the app failed (its connection broke).
             let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream")
             if state.fail(f) { await sendLast(f.frame, on: app.channel) }
             peerChannel.close(promise: nil)
