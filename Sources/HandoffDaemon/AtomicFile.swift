@@ -48,6 +48,28 @@ enum AtomicFile {
         try BoundedFile.read(path, limit: limit)
     }
 
+    /// Renames a file handoffd could not read out of the way (kept for the user, never
+    /// overwritten by the next save) and returns its new path: `PATH.unreadable-SECONDS`,
+    /// or `PATH.unreadable` when `stamped` is false. `handoffctl doctor` lists such files.
+    @discardableResult
+    static func keepAside(_ path: String, stamped: Bool = true) -> String {
+        let aside = path + ".unreadable" + (stamped ? "-\(SystemClock.now().seconds)" : "")
+        _ = rename(path, aside)
+        return aside
+    }
+
+    /// The names in a directory (not `.` and `..`); empty if it cannot be read.
+    static func names(in directory: String) -> [String] {
+        guard let d = opendir(directory) else { return [] }
+        defer { closedir(d) }
+        var out: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+            if name != "." && name != ".." { out.append(name) }
+        }
+        return out
+    }
+
     /// `mkdir -p` with `mode` for the directories it creates.
     static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws {
         var current = path.hasPrefix("/") ? "" : "."

@@ -29,8 +29,7 @@ public struct AccountStore: Sendable {
             return out
         } catch {
             // Kept for the user (not overwritten by the next save); say so loudly.
-            let aside = path + ".unreadable-\(SystemClock.now().seconds)"
-            _ = rename(path, aside)
+            let aside = AtomicFile.keepAside(path)
             logger.error("the account of devices could not be read; starting from this device alone", metadata: ["file": "\(path)", "kept as": "\(aside)", "error": "\(error)"])
             return []
         }

@@ -31,10 +31,9 @@ public actor ActivityHistory {
         do {
             db = try ActivityHistory.open(path)
         } catch {
-            let aside = path + ".unreadable-\(SystemClock.now().seconds)"
+            let aside = AtomicFile.keepAside(path)
             logger.error("the history could not be opened; starting a new one and keeping the old file aside",
                          metadata: ["error": "\(error)", "kept": "\(aside)"])
-            _ = rename(path, aside)
             for suffix in ["-wal", "-shm"] { _ = unlink(path + suffix) }
             db = try ActivityHistory.open(path)
         }

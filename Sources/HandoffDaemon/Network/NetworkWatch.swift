@@ -60,26 +60,44 @@ enum NetworkWatch {
         }
     }
 
+    /// One `getifaddrs` entry: an interface, its flags (IFF_*), and an IPv4 or IPv6
+    /// address (numeric, without a scope) if the entry has one.
+    struct InterfaceEntry {
+        var name: String
+        var index: Int32
+        var flags: UInt32
+        var address: String?
+        static let up: UInt32 = 0x1, loopback: UInt32 = 0x8, multicast: UInt32 = 0x1000
+        var isUpAndNotLoopback: Bool { flags & Self.up != 0 && flags & Self.loopback == 0 }
+    }
+
+    static func interfaces() -> [InterfaceEntry] {
+        var out: [InterfaceEntry] = []
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return out }
+        defer { freeifaddrs(first) }
+        var next: UnsafeMutablePointer<ifaddrs>? = first
+        while let ifa = next?.pointee {
+            next = ifa.ifa_next
+            var entry = InterfaceEntry(name: String(cString: ifa.ifa_name), index: Int32(bitPattern: if_nametoindex(ifa.ifa_name)), flags: ifa.ifa_flags)
+            if let sa = ifa.ifa_addr, case let family = Int32(sa.pointee.sa_family), family == AF_INET || family == AF_INET6 {
+                let length = family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
+                var host = [CChar](repeating: 0, count: 64)
+                if getnameinfo(sa, socklen_t(length), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 {
+                    let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    entry.address = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
+                }
+            }
+            out.append(entry)
+        }
+        return out
+    }
+
     /// The addresses of interfaces that are up (not loopback) and the routes.
     static func snapshot() -> NetworkSnapshot {
         var s = NetworkSnapshot()
-        var list: UnsafeMutablePointer<ifaddrs>?
-        if getifaddrs(&list) == 0, let first = list {
-            defer { freeifaddrs(first) }
-            var next: UnsafeMutablePointer<ifaddrs>? = first
-            while let ifa = next?.pointee {
-                next = ifa.ifa_next
-                let up: UInt32 = 0x1, loopback: UInt32 = 0x8  // IFF_UP, IFF_LOOPBACK
-                guard ifa.ifa_flags & up != 0, ifa.ifa_flags & loopback == 0, let sa = ifa.ifa_addr else { continue }
-                let family = Int32(sa.pointee.sa_family)
-                guard family == AF_INET || family == AF_INET6 else { continue }
-                let length = family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size
-                var host = [CChar](repeating: 0, count: 64)
-                guard getnameinfo(sa, socklen_t(length), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
-                let text = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                let address = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
-                s.addresses.insert(HostAddress(interfaceIndex: Int32(bitPattern: if_nametoindex(ifa.ifa_name)), address: address))
-            }
+        for e in interfaces() where e.isUpAndNotLoopback {
+            if let address = e.address { s.addresses.insert(HostAddress(interfaceIndex: e.index, address: address)) }
         }
         func text(_ path: String) -> String {
             (try? BoundedFile.read(path, limit: 4 << 20)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""

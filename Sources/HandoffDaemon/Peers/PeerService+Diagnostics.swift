@@ -105,20 +105,12 @@ extension PeerService {
     /// Interfaces that are up: mDNS needs multicast on at least one with an address.
     private func interfaceChecks() -> [DiagnosticCheck] {
         var out: [DiagnosticCheck] = []
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return out }
-        defer { freeifaddrs(first) }
-        var flags: [String: UInt32] = [:]
-        var next: UnsafeMutablePointer<ifaddrs>? = first
-        while let ifa = next?.pointee {
-            next = ifa.ifa_next
-            flags[String(cString: ifa.ifa_name)] = ifa.ifa_flags
-        }
-        let up: UInt32 = 0x1, loopback: UInt32 = 0x8, multicast: UInt32 = 0x1000
+        var byName: [String: NetworkWatch.InterfaceEntry] = [:]
+        for e in NetworkWatch.interfaces() where e.isUpAndNotLoopback { byName[e.name] = e }
         var usable = 0
-        for (name, f) in flags.sorted(by: { $0.key < $1.key }) where f & up != 0 && f & loopback == 0 {
-            let addresses = network.addresses.filter { Int32(bitPattern: if_nametoindex(name)) == $0.interfaceIndex }.map(\.address).sorted()
-            if f & multicast == 0 {
+        for (name, e) in byName.sorted(by: { $0.key < $1.key }) {
+            let addresses = network.addresses.filter { $0.interfaceIndex == e.index }.map(\.address).sorted()
+            if e.flags & NetworkWatch.InterfaceEntry.multicast == 0 {
                 out.append(DiagnosticCheck("interface.\(name)", .warning, "Interface \(name)", "multicast is off here, so mDNS cannot work on it",
                                            fix: "sudo ip link set \(name) multicast on"))
             } else if addresses.isEmpty {
@@ -139,11 +131,8 @@ extension PeerService {
     static func keptAside(in directory: String) -> [String] {
         var out: [String] = []
         for dir in [directory, directory + "/restoration"] {
-            guard let d = opendir(dir) else { continue }
-            defer { closedir(d) }
-            while let e = readdir(d) {
-                let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
-                if name.contains(".unreadable") || name.hasSuffix(".corrupt") { out.append(dir == directory ? name : "restoration/" + name) }
+            for name in AtomicFile.names(in: dir) where name.contains(".unreadable") || name.hasSuffix(".corrupt") {
+                out.append(dir == directory ? name : "restoration/" + name)
             }
         }
         return out.sorted()

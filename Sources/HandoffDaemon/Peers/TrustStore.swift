@@ -84,8 +84,7 @@ public final class TrustStore: Sendable {
             return (out, nil)
         } catch {
             // Trusting no one is safe; crashing, or overwriting the file at the next trust, is not.
-            let aside = path + ".unreadable-\(SystemClock.now().seconds)"
-            _ = rename(path, aside)
+            let aside = AtomicFile.keepAside(path)
             logger.error("trusted devices could not be read; trusting none until fixed", metadata: ["file": "\(path)", "kept": "\(aside)", "error": "\(error)"])
             return ([:], "\(path) could not be read (\(error)); it was kept as \(aside), and this workstation trusts no other until it is restored or you pair again")
         }

@@ -134,10 +134,7 @@ public actor RestorationStore {
     /// Reads every app's file; one that cannot be read is renamed aside (kept, logged).
     static func load(_ directory: String, logger: Logger) -> [String: RestorationRecord] {
         var out: [String: RestorationRecord] = [:]
-        guard let d = opendir(directory) else { return out }
-        defer { closedir(d) }
-        while let e = readdir(d) {
-            let name = withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+        for name in AtomicFile.names(in: directory) {
             guard name.hasSuffix(".json") else { continue }
             let app = String(name.dropLast(5))
             let file = directory + "/" + name
@@ -155,8 +152,7 @@ public actor RestorationStore {
                 try RestorationRecord.validate(entries: record.entries)
                 out[app] = record
             } catch {
-                let aside = file + ".unreadable"
-                _ = rename(file, aside)
+                let aside = AtomicFile.keepAside(file, stamped: false)
                 logger.error("restoration state unreadable; kept aside", metadata: ["file": "\(file)", "kept": "\(aside)", "error": "\(error)"])
             }
         }
