@@ -163,7 +163,16 @@ public actor ActivityRegistry {
         if activity.isExpired(at: now) {
             throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
-        entries[activity.id] = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file)
+        let entry = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file)
+        if owner == .daemon {
+            let previous = currentID
+            try saveAhead("the activity") { entries in
+                if let previous, entries[previous]?.state == .current { entries[previous]!.state = .resigned }
+                entries[activity.id] = entry
+                entries[activity.id]!.state = .current
+            }
+        }
+        entries[activity.id] = entry
         evictBeyondCap(owner: owner, keeping: activity.id)
         makeCurrent(activity.id)
         rescheduleExpiry()
@@ -174,6 +183,13 @@ public actor ActivityRegistry {
     /// Makes an existing (resigned) activity current again.
     public func becomeCurrent(existing ref: String) throws(HandoffError) -> ActivityRecord {
         let e = try entry(ref, allowFinal: false)
+        if e.owner == .daemon, e.state != .current {
+            let previous = currentID
+            try saveAhead("the change") { entries in
+                if let previous, entries[previous]?.state == .current { entries[previous]!.state = .resigned }
+                entries[e.activity.id]!.state = .current
+            }
+        }
         if e.state != .current { makeCurrent(e.activity.id) }
         persist()
         return record(entries[e.activity.id]!)
@@ -205,6 +221,9 @@ public actor ActivityRegistry {
         if answersSave && update.needsSave == nil { updated.needsSave = false }
         try validate(updated)
         try StreamSourceRules.check(updated, owner: e.owner, streamFile: e.streamFile)
+        if e.owner == .daemon {
+            try saveAhead("the update") { entries in entries[e.activity.id]!.activity = updated }
+        }
         entries[e.activity.id]!.activity = updated
         let r = record(entries[e.activity.id]!)
         events.broadcast(.updated(r))
@@ -264,7 +283,7 @@ public actor ActivityRegistry {
 
     // MARK: - Internals
 
-    private func isFinal(_ s: ActivityState) -> Bool { s == .invalidated || s == .expired }
+    nonisolated private func isFinal(_ s: ActivityState) -> Bool { s == .invalidated || s == .expired }
 
     private func entry(_ ref: String, allowFinal: Bool) throws(HandoffError) -> Entry {
         let id: ActivityID
@@ -358,15 +377,14 @@ public actor ActivityRegistry {
     }
 
     /// Daemon-owned activities survive restarts; session-owned ones die with their app anyway.
+    /// A save that fails here (a removal on a full disk) is logged and tried again at the
+    /// next change: `lastSaved` still differs.
     private func persist() {
         // Every mutation ends here, so this is where peers hear of changes: after the
         // save, so a crash mid-write never leaves a peer with an offer that was not stored.
         defer { offerChanged() }
         guard let store else { return }
-        let saved = entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
-            .sorted { $0.activity.createdAt < $1.activity.createdAt }
-            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile, documentFile: $0.documentFile) }
-        let snapshot = SavedActivities(activities: saved)
+        let snapshot = snapshot(of: entries)
         guard snapshot != lastSaved else { return }
         do {
             try store.save(snapshot)
@@ -374,6 +392,32 @@ public actor ActivityRegistry {
         } catch {
             logger.error("could not save activities", metadata: ["error": "\(error)"])
         }
+    }
+
+    nonisolated private func snapshot(of entries: [ActivityID: Entry]) -> SavedActivities {
+        SavedActivities(activities: entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
+            .sorted { $0.activity.createdAt < $1.activity.createdAt }
+            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile, documentFile: $0.documentFile) })
+    }
+
+    /// Saves what `change` will make of the daemon-owned activities before anything
+    /// changes, for changes that must survive a restart (making or changing one): on a
+    /// full disk the request is refused and nothing changes, rather than keeping in
+    /// memory what a restart would lose. `persist()` afterwards finds the same snapshot
+    /// and writes nothing more.
+    private func saveAhead(_ what: String, _ change: (inout [ActivityID: Entry]) -> Void) throws(HandoffError) {
+        guard let store else { return }
+        var prospective = entries
+        change(&prospective)
+        let snapshot = snapshot(of: prospective)
+        guard snapshot != lastSaved else { return }
+        do {
+            try store.save(snapshot)
+        } catch {
+            logger.error("could not save activities; the request is refused", metadata: ["error": "\(error)"])
+            throw .notSaved(what, error)
+        }
+        lastSaved = snapshot
     }
 
     // MARK: - What peers see

@@ -46,28 +46,39 @@ public struct ActivityStore: Sendable {
         try AtomicFile.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
     }
 
-    /// A damaged file is set aside (renamed `.corrupt`) and logged, never fatal.
+    /// A damaged file is kept aside (`activities.json.unreadable-TIME`, for the user and
+    /// `handoffctl doctor`) and logged, never fatal: what can still be read of it is kept,
+    /// an activity that fails the checks is dropped.
     func load(logger: Logger) -> SavedActivities {
+        var out: [SavedActivity] = []
+        var problem: String?
         do {
             guard let bytes = try AtomicFile.read(path) else { return SavedActivities(activities: []) }
             let doc = try JSONValue(parsing: bytes)
             guard case .array(let list)? = doc.objectValue?["activities"] else {
                 throw ValidationError(field: "activities", problem: "missing")
             }
-            var out: [SavedActivity] = []
-            for item in list {
-                guard let o = item.objectValue else { continue }
-                let a = try ActivityJSON.decodeActivity(o)
-                out.append(SavedActivity(activity: a, current: o["current"] == .bool(true), streamFile: o["streamFile"]?.stringValue,
-                                         documentFile: o["documentFile"]?.stringValue))
+            for (i, item) in list.enumerated() {
+                do {
+                    guard let o = item.objectValue else { throw ValidationError(field: "activities[\(i)]", problem: "not an object") }
+                    let a = try ActivityJSON.decodeActivity(o)
+                    out.append(SavedActivity(activity: a, current: o["current"] == .bool(true), streamFile: o["streamFile"]?.stringValue,
+                                             documentFile: o["documentFile"]?.stringValue))
+                } catch {
+                    problem = problem ?? "activities[\(i)]: \(error)"
+                }
             }
-            return SavedActivities(activities: out)
         } catch {
-            let aside = path + ".corrupt"
-            _ = rename(path, aside)
-            logger.error("saved activities could not be read; set aside", metadata: ["file": "\(aside)", "error": "\(error)"])
-            return SavedActivities(activities: [])
+            problem = "\(error)"
         }
+        if let problem {
+            let aside = AtomicFile.keepAside(path)
+            logger.error("saved activities could not all be read; the file is kept aside", metadata: [
+                "file": "\(aside)", "error": "\(problem)", "kept-activities": "\(out.count)"])
+            // What could be read is saved again at once, or the next start would lose it.
+            if !out.isEmpty { try? save(SavedActivities(activities: out)) }
+        }
+        return SavedActivities(activities: out)
     }
 }
 

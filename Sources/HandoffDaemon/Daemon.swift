@@ -33,6 +33,9 @@ public struct Daemon: Sendable {
         let identity = try DeviceIdentity.loadOrCreate(directory: config.stateDirectory)
         let device = DeviceRef(name: config.deviceName, id: identity.deviceID.description)
         logger.info("device identity", metadata: ["id": "\(identity.deviceID)", "name": "\(config.deviceName)"])
+        if let replaced = identity.replaced {
+            logger.error("\(replaced); pair this workstation again with your others (handoffctl pair)")
+        }
         let registry = ActivityRegistry(
             settings: .init(device: device, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
                             willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds),

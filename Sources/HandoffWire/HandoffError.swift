@@ -26,6 +26,10 @@ public struct HandoffError: Error, Sendable, Equatable, CustomStringConvertible 
         case peerFailed
         /// Another workstation did not answer in time.
         case peerTimedOut
+        /// The state directory cannot take what must be saved (the disk is full, or the
+        /// user's quota is spent): nothing changed, and the same request works once there
+        /// is room.
+        case storageFull
         /// Our own fault (a file that could not be written, say).
         case `internal`
     }
@@ -54,6 +58,11 @@ public struct HandoffError: Error, Sendable, Equatable, CustomStringConvertible 
         HandoffError(.gone, code: "expired", message: "activity \(id) has expired; make a new one with become-current")
     }
     public static func noCurrent() -> HandoffError { HandoffError(.notFound, code: "no_current_activity", message: "no activity is current on this device") }
+    /// What must survive a restart could not be written to the state directory.
+    public static func notSaved(_ what: String, _ error: any Error) -> HandoffError {
+        HandoffError(.storageFull, code: "not_saved",
+                     message: "handoffd could not save \(what), so nothing changed: \(error); free some space in the state directory (see `handoffctl doctor`) and try again")
+    }
     public static func unknownSession(_ token: String) -> HandoffError {
         HandoffError(.conflict, code: "unknown_session", message: "session \(token) is not open; open one with GET /v1/events and use the token it sends first")
     }
@@ -76,6 +85,7 @@ extension APIError {
         case .invalid: 422
         case .versionMismatch: 426
         case .internal: 500
+        case .storageFull: 507
         case .peerFailed: 502
         case .unavailable: 503
         case .peerTimedOut: 504

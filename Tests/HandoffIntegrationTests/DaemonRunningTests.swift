@@ -45,7 +45,10 @@ import Testing
         try await daemon.start()
         let client = HandoffClient(socketPath: daemon.socketPath)
         #expect(try await client.current() == nil)
-        #expect(FileManager.default.fileExists(atPath: daemon.stateDirectory + "/activities.json.corrupt"))
+        // Kept aside under a name of its own (a later damaged file does not overwrite it).
+        let kept = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).filter { $0.hasPrefix("activities.json.unreadable-") }
+        #expect(kept.count == 1, "\(kept)")
+        #expect(try String(contentsOfFile: daemon.stateDirectory + "/" + kept[0], encoding: .utf8) == "{ not json")
         _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.fresh"))
     }
 

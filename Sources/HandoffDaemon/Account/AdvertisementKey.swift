@@ -28,9 +28,21 @@ struct AdvertisementKeyStore: Sendable {
 
     init(stateDirectory: String) { path = stateDirectory + "/advertisement-key.json" }
 
+    /// A file that cannot be read is kept aside and logged: the account's members hand the
+    /// current key over again on their next link.
     func load(logger: Logger) -> [AdvertisementKey] {
-        guard let bytes = try? AtomicFile.read(path), let doc = try? JSONValue(parsing: bytes),
-              let items = doc.objectValue?["keys"]?.arrayValue else { return [] }
+        let bytes: [UInt8]?
+        do { bytes = try AtomicFile.read(path) } catch {
+            logger.error("the advertisement key could not be read", metadata: ["file": "\(path)", "error": "\(error)"])
+            return []
+        }
+        guard let bytes else { return [] }
+        guard let doc = try? JSONValue(parsing: bytes), let items = doc.objectValue?["keys"]?.arrayValue else {
+            let aside = AtomicFile.keepAside(path)
+            logger.error("the advertisement key could not be read; kept aside, the account's members hand it over again",
+                         metadata: ["file": "\(path)", "kept as": "\(aside)"])
+            return []
+        }
         return items.compactMap { v in
             guard let o = v.objectValue, case .integer(let g)? = o["generation"], g >= 0, let k = o["key"]?.stringValue,
                   let key = Base64.decode(k), key.count == 32 else { return nil }

@@ -24,29 +24,56 @@ public struct DeviceIdentity: Sendable {
         public let description: String
     }
 
-    /// Loads the identity under `directory`, or makes one if there is none. A damaged
-    /// identity is an error, never silently replaced: peers trust the old device ID.
+    /// Set when the identity found at start could not be used and a new one was made:
+    /// what was wrong and where the old files were kept. Peers that trusted the old
+    /// device ID no longer know this one, so the daemon logs it and the doctor says so.
+    public private(set) var replaced: String?
+
+    /// Loads the identity under `directory`, or makes one if there is none. Files that are
+    /// there but hold no usable identity (truncated, damaged, one of the two missing, a key
+    /// that is not the certificate's) are kept aside and a new identity is made: the old
+    /// one cannot be used anyway, and the daemon's other work must go on. A file the system
+    /// refuses to read (permissions, an I/O error) is an error instead, never replaced:
+    /// fixing the file brings the old identity, and the peers' trust, back.
     public static func loadOrCreate(directory: String) throws -> DeviceIdentity {
         let certPath = directory + "/" + certificateFile
         let keyPath = directory + "/" + keyFile
-        let cert = try AtomicFile.read(certPath)
-        let key = try AtomicFile.read(keyPath)
+        let cert: [UInt8]?, key: [UInt8]?
+        do {
+            cert = try AtomicFile.read(certPath)
+            key = try AtomicFile.read(keyPath)
+        } catch {
+            throw Failure(description: "the device identity in \(directory) cannot be read (\(error)); fix the files' owner and permissions (handoffd runs as you), then start handoffd again")
+        }
         if cert == nil && key == nil {
             try create(certPath: certPath, keyPath: keyPath)
-            return try loadOrCreate(directory: directory)
-        }
-        guard let cert, let key else {
-            throw Failure(description: "the device identity in \(directory) is incomplete (one of \(certificateFile), \(keyFile) is missing); move both away to make a new identity, then trust the new device ID on your other workstations")
+            return try load(cert: try AtomicFile.read(certPath) ?? [], key: try AtomicFile.read(keyPath) ?? [])
         }
         do {
-            let certificate = try NIOSSLCertificate(bytes: cert, format: .pem)
-            let privateKey = try NIOSSLPrivateKey(bytes: key, format: .pem)
-            let signingKey = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: key, as: UTF8.self))
-            return DeviceIdentity(deviceID: try deviceID(of: certificate), certificate: certificate, privateKey: privateKey,
-                                  signingKey: signingKey, certificateDER: try certificate.toDERBytes())
+            guard let cert, let key else {
+                throw Failure(description: "\(cert == nil ? certificateFile : keyFile) is missing")
+            }
+            return try load(cert: cert, key: key)
         } catch {
-            throw Failure(description: "the device identity in \(directory) cannot be read (\(error)); move \(certificateFile) and \(keyFile) away to make a new one, then trust the new device ID on your other workstations")
+            var kept: [String] = []
+            for path in [certPath, keyPath] where access(path, F_OK) == 0 { kept.append(AtomicFile.keepAside(path)) }
+            try create(certPath: certPath, keyPath: keyPath)
+            var identity = try load(cert: try AtomicFile.read(certPath) ?? [], key: try AtomicFile.read(keyPath) ?? [])
+            identity.replaced = "the device identity found at start could not be used (\(error)), so a new one was made; the old files are kept as \(kept.joined(separator: " and "))"
+            return identity
         }
+    }
+
+    private static func load(cert: [UInt8], key: [UInt8]) throws -> DeviceIdentity {
+        let certificate = try NIOSSLCertificate(bytes: cert, format: .pem)
+        let privateKey = try NIOSSLPrivateKey(bytes: key, format: .pem)
+        let signingKey = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: key, as: UTF8.self))
+        // A key that is not the certificate's fails every handshake: as unusable as a damaged file.
+        guard try certificate.extractPublicKey().toSPKIBytes() == Array(signingKey.publicKey.derRepresentation) else {
+            throw Failure(description: "\(keyFile) is not the key of \(certificateFile)")
+        }
+        return DeviceIdentity(deviceID: try deviceID(of: certificate), certificate: certificate, privateKey: privateKey,
+                              signingKey: signingKey, certificateDER: try certificate.toDERBytes())
     }
 
     static func deviceID(of certificate: NIOSSLCertificate) throws -> DeviceID {

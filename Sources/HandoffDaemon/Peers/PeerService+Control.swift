@@ -74,7 +74,7 @@ extension PeerService {
         }
         let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
         do { try trust.trust(id, name: chosen, address: address) } catch {
-            throw HandoffError(.internal, code: "internal", message: "could not save the trusted devices: \(error)")
+            throw .notSaved("the trusted devices", error)
         }
         if let address { addStaticPeer(address) }
         trusted(id)

@@ -37,10 +37,13 @@ extension PeerService {
         let now = SystemClock.now()
         // The key must be the certificate's, or every handshake fails.
         let certificateKey = try? identity.certificate.extractPublicKey().toSPKIBytes()
-        checks.append(certificateKey == Array(identity.signingKey.publicKey.derRepresentation)
-            ? DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); its key matches its certificate")
-            : DiagnosticCheck("identity", .failed, "Device identity", "the private key in \(stateDirectory) is not the certificate's: no other workstation can connect",
-                              fix: "stop handoffd, move device-cert.pem and device-key.pem away (a new identity is made), then pair again"))
+        checks.append(certificateKey != Array(identity.signingKey.publicKey.derRepresentation)
+            ? DiagnosticCheck("identity", .failed, "Device identity", "the private key in \(stateDirectory) is not the certificate's: no other workstation can connect",
+                              fix: "stop handoffd, move device-cert.pem and device-key.pem away (a new identity is made), then pair again")
+            : identity.replaced.map {
+                DiagnosticCheck("identity", .warning, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); \($0)",
+                                fix: "your other workstations trusted the old identity: on one of them, remove the old device (handoffctl devices remove OLD-ID), then pair this one again (handoffctl pair)")
+            } ?? DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); its key matches its certificate"))
         if let problem = trust.loadProblem {
             checks.append(DiagnosticCheck("trust", .failed, "Trusted devices", problem,
                                           fix: "restore the kept file as trusted-devices.json (then restart handoffd), or pair your workstations again"))
@@ -53,6 +56,7 @@ extension PeerService {
             ? DiagnosticCheck("state-files", .ok, "State files", "every file in \(stateDirectory) was readable")
             : DiagnosticCheck("state-files", .warning, "State files", "kept aside because they could not be read: \(aside.joined(separator: ", "))",
                               fix: "look at them, then delete them: rm \(aside.map { "'\(stateDirectory)/\($0)'" }.joined(separator: " "))"))
+        checks.append(PeerService.stateSpace(stateDirectory))
         switch discovery {
         case .running:
             checks.append(DiagnosticCheck("discovery", .ok, "mDNS (avahi-daemon)", "advertising and browsing through avahi-daemon on port \(listenPort)"))
@@ -126,6 +130,28 @@ extension PeerService {
                                        fix: "connect to a network"))
         }
         return out
+    }
+
+    /// Whether the state directory can take a save: the current activity, trust, pairing
+    /// and restoration state are refused (`not_saved`) when it cannot.
+    static func stateSpace(_ directory: String) -> DiagnosticCheck {
+        var fs = statvfs()
+        guard statvfs(directory, &fs) == 0 else {
+            return DiagnosticCheck("state-space", .failed, "State directory", "\(directory) cannot be examined: \(AtomicFile.errnoText())",
+                                   fix: "check that it exists and belongs to you")
+        }
+        let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+        guard access(directory, W_OK) == 0 else {
+            return DiagnosticCheck("state-space", .failed, "State directory", "\(directory) is not writable: handoffd cannot save activities, trust or state",
+                                   fix: "make it yours and writable: chmod u+rwx '\(directory)'")
+        }
+        // Every save is a few KiB to 1 MiB (the largest activity); below 1 MiB some fail.
+        if free < 1 << 20 || fs.f_favail == 0 {
+            return DiagnosticCheck("state-space", .failed, "State directory",
+                                   "the file system of \(directory) is full (\(free >> 10) KiB free): making an activity current, trusting and saving state are refused",
+                                   fix: "free some space on that file system")
+        }
+        return DiagnosticCheck("state-space", .ok, "State directory", "\(free >> 20) MiB free in \(directory)")
     }
 
     static func keptAside(in directory: String) -> [String] {

@@ -57,7 +57,9 @@ public actor RestorationStore {
             remove(app)
             return .object(["state": .null, "reason": .string(reason), "savedVersion": .string(record.version)])
         case .state(let older):
-            try write(app, record)
+            // The launch's bookkeeping is not worth refusing the state for: on a full disk
+            // it lives in memory only (a crash loop across a restart goes unnoticed).
+            writeKeepingGoing(app, record)
             records[app] = record
             return .object(["state": .object(record.entries), "savedVersion": .string(record.version),
                             "savedAt": .string(record.savedAt.rfc3339), "older": .bool(older)])
@@ -67,7 +69,7 @@ public actor RestorationStore {
     func restored(app: String) throws(HandoffError) {
         guard var record = records[app] else { throw HandoffError(.notFound, code: "no_state", message: "no restoration state is kept for \(app)") }
         record.restored()
-        try write(app, record)
+        writeKeepingGoing(app, record)
         records[app] = record
     }
 
@@ -111,7 +113,13 @@ public actor RestorationStore {
             try AtomicFile.makeDirectories(directory)
             try AtomicFile.write(Array(RestorationStore.json(r).serialized().utf8), to: path(app))
         } catch {
-            throw HandoffError(.internal, code: "internal", message: "could not save the restoration state: \(error)")
+            throw .notSaved("the restoration state", error)
+        }
+    }
+
+    private func writeKeepingGoing(_ app: String, _ r: RestorationRecord) {
+        do { try write(app, r) } catch {
+            logger.warning("could not save a launch's progress; kept in memory", metadata: ["app": "\(app)", "error": "\(error)"])
         }
     }
 

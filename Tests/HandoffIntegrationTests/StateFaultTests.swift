@@ -1,0 +1,160 @@
+import Foundation
+import HandoffClient
+import HandoffCore
+import HandoffWire
+import Testing
+
+/// The state directory going wrong under a real handoffd: a full file system (a small
+/// tmpfs, root only), and every state file truncated or emptied while the daemon was down
+/// (a crash on a file system that does not order data before metadata, a bad restore).
+@Suite(.serialized, .enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
+struct StateFaultTests {
+    func mountSmallTmpfs(_ path: String, kilobytes: Int) async throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let r = try await CommandLineTool.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k,mode=0700", "tmpfs", path],
+                                              environment: ProcessInfo.processInfo.environment)
+        guard r.status == 0 else { throw TestFailure("mount: \(r)") }
+    }
+
+    func unmount(_ path: String) async {
+        _ = try? await CommandLineTool.run("/bin/umount", ["-l", path], environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// Fills the file system holding `directory` until a write fails.
+    func fill(_ directory: String) async throws {
+        _ = try await CommandLineTool.run("/bin/sh", ["-c", "cat /dev/zero > '\(directory)/filler'"], environment: ProcessInfo.processInfo.environment)
+        let left = try await CommandLineTool.run("/bin/sh", ["-c", "head -c 1024 /dev/zero > '\(directory)/filler2'"],
+                                                 environment: ProcessInfo.processInfo.environment)
+        guard left.status != 0 else { throw TestFailure("the file system is not full") }
+    }
+
+    func savedTypes(_ daemon: DaemonProcess) throws -> [String] {
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: daemon.stateDirectory + "/activities.json")))
+        let doc = try JSONValue(parsing: bytes)
+        return doc.objectValue?["activities"]?.arrayValue?.compactMap { $0.objectValue?["activityType"]?.stringValue } ?? []
+    }
+
+    func apiError(_ body: () async throws -> Void) async -> APIError? {
+        do { try await body() } catch HandoffClientError.api(let e) { return e } catch { return nil }
+        return nil
+    }
+
+    @Test func aFullStateDirectoryRefusesWhatMustBeSavedAndHarmsNothing() async throws {
+        let daemon = try DaemonProcess()
+        try await mountSmallTmpfs(daemon.stateDirectory, kilobytes: 4096)
+        defer { Task { await unmount(daemon.stateDirectory) } }
+        try await daemon.start()
+        defer { Task { await daemon.stop() } }
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        var kept = ActivityDraft(activityType: "org.example.kept")
+        kept.title = "Saved before the disk filled"
+        let before = try await client.becomeCurrent(kept)
+        try await client.saveState(app: "org.example.Editor", version: "1", entries: ["cursor": .integer(7)])
+        try await fill(daemon.stateDirectory)
+
+        // Making an activity current is refused, with what happened and what to do.
+        let refused = await apiError { _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.lost")) }
+        #expect(refused?.status == 507 && refused?.code == "not_saved", "\(String(describing: refused))")
+        #expect(refused?.message.contains("No space left on device") == true, "\(String(describing: refused))")
+        #expect(refused?.message.contains("free some space") == true)
+        // The CLI says the same and fails.
+        let cli = try await CommandLineTool.run(try TestEnvironment.binary("handoffctl"), ["--socket", daemon.socketPath, "become-current", "--type", "org.example.cli"],
+                                                environment: daemon.environment)
+        #expect(cli.status == 1 && cli.stderr.contains("could not save the activity"), "\(cli)")
+        // An update of a saved activity, and restoration state, too.
+        var change = ActivityUpdate()
+        change.title = "Changed"
+        let updateRefused = await apiError { _ = try await client.update(before.activity.id.rawValue, change) }
+        #expect(updateRefused?.code == "not_saved")
+        let stateRefused = await apiError { try await client.saveState(app: "org.example.Editor", version: "1", entries: ["cursor": .integer(8)]) }
+        #expect(stateRefused?.status == 507 && stateRefused?.code == "not_saved", "\(String(describing: stateRefused))")
+
+        // Nothing changed: in memory, and on disk.
+        #expect(try await client.current()?.activity == before.activity)
+        #expect(try savedTypes(daemon) == ["org.example.kept"])
+        // The saved state is still given to a launching app (its launch is tracked in memory).
+        #expect(try await client.restoreState(app: "org.example.Editor", version: "1").state == ["cursor": .integer(7)])
+        try await client.stateRestored(app: "org.example.Editor")
+        // An app's own activity needs no saving (it ends with the app): it still works.
+        let session = try await client.openSession()
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.app"), session: session.token)
+        session.close()
+        // The doctor names the cause.
+        let space = try #require(try await client.diagnostics().first { $0.id == "state-space" })
+        #expect(space.status == .failed && space.detail.contains("is full"), "\(space)")
+
+        // Room again: the same request works, and survives a crash.
+        try FileManager.default.removeItem(atPath: daemon.stateDirectory + "/filler")
+        let later = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.later"))
+        #expect(try await client.diagnostics().first { $0.id == "state-space" }?.status == .ok)
+        await daemon.crash()
+        try await daemon.start()
+        #expect(try await client.current()?.activity.id == later.activity.id)
+        #expect(try await client.activity(before.activity.id.rawValue).state == .resigned)
+        #expect(!daemon.log().contains("kept aside"), "a full disk damaged a file:\n\(daemon.log())")
+    }
+
+    /// Every state file, cut to half or to nothing while handoffd was down: it starts,
+    /// keeps each damaged file aside, logs it, reports it, and works.
+    @Test(arguments: ["half", "empty"])
+    func damagedStateFilesAtStartAreKeptAsideAndRecoveredFrom(_ cut: String) async throws {
+        let other = try await DaemonProcess().start()
+        let otherID = try await HandoffClient(socketPath: other.socketPath).identity().deviceID
+        await other.stop()
+
+        let daemon = try await DaemonProcess().start()
+        defer { Task { await daemon.stop() } }
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let oldID = try await client.identity().deviceID
+        _ = try await client.trust(otherID, name: "other")
+        var one = ActivityDraft(activityType: "org.example.one")
+        one.eligibleForSearch = true
+        _ = try await client.becomeCurrent(one)
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.two"))
+        try await client.saveState(app: "org.example.Editor", version: "1", entries: ["cursor": .integer(7)])
+        #expect(await daemon.stop() == 0)
+
+        let state = daemon.stateDirectory
+        let files = try FileManager.default.subpathsOfDirectory(atPath: state).filter {
+            var dir: ObjCBool = false
+            return FileManager.default.fileExists(atPath: state + "/" + $0, isDirectory: &dir) && !dir.boolValue
+        }
+        for name in ["activities.json", "trusted-devices.json", "device-cert.pem", "device-key.pem", "history.sqlite",
+                     "restoration/org.example.Editor.json"] {
+            #expect(files.contains(name), "\(name) was not made (\(files))")
+        }
+        for name in files {
+            let path = state + "/" + name
+            let size = try (FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+            #expect(truncate(path, off_t(cut == "half" ? size / 2 : 0)) == 0)
+        }
+
+        try await daemon.start()
+        let log = daemon.log()
+        // A new identity (the old one cannot be used), said loudly.
+        let newID = try await client.identity().deviceID
+        #expect(newID != oldID)
+        #expect(log.contains("a new one was made"), "\(log)")
+        let checks = try await client.diagnostics()
+        let identity = try #require(checks.first { $0.id == "identity" })
+        #expect(identity.status == .warning && identity.fix?.contains("pair") == true, "\(identity)")
+        // Each damaged file is kept aside, not overwritten, and listed by the doctor.
+        let aside = try #require(checks.first { $0.id == "state-files" })
+        #expect(aside.status == .warning, "\(aside)")
+        for name in ["activities.json", "trusted-devices.json", "device-cert.pem", "device-key.pem", "restoration/org.example.Editor.json"] {
+            #expect(aside.detail.contains(name + ".unreadable"), "\(name) not kept aside: \(aside.detail)")
+        }
+        // And handoffd works: activities, trust, state, history.
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.after"))
+        _ = try await client.trust(otherID, name: "other")
+        #expect(try await client.peers().contains { $0.id == otherID && $0.trusted })
+        try await client.saveState(app: "org.example.Editor", version: "1", entries: ["cursor": .integer(9)])
+        _ = try await client.history(HistoryQuery(text: "one"))
+        // And it stays so across another restart, with nothing more kept aside.
+        #expect(await daemon.stop() == 0)
+        try await daemon.start()
+        #expect(try await client.identity().deviceID == newID)
+        #expect(try await client.current()?.activity.activityType == "org.example.after")
+        #expect(try await client.diagnostics().first { $0.id == "identity" }?.status == .ok)
+    }
+}
