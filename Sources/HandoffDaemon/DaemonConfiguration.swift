@@ -78,7 +78,7 @@ public struct DaemonConfiguration: Sendable {
 
     /// Applies `key = value` lines (`#` starts a comment). Keys are the long flag names.
     public mutating func apply(configFile text: String, path: String) throws {
-        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (n, raw) in text.textLines.enumerated() {
             let line = raw.prefix { $0 != "#" }.trimmingCharacters()
             guard !line.isEmpty else { continue }
             guard let eq = line.firstIndex(of: "=") else {

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffCore
 /// The session agent's settings: `~/.config/handoff/handoff-session.conf`, `key = value`
 /// lines (`#` starts a comment). Read again before each launch, so a change needs no
 /// restart.
@@ -30,8 +31,8 @@ public struct SessionConfiguration: Sendable, Equatable {
     }
 
     public init(parsing text: String, path: String) throws {
-        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = String(raw.prefix { $0 != "#" }).trimmingSpaces.trimmingCharacters(in: "\r")
+        for (n, raw) in text.textLines.enumerated() {
+            let line = String(raw.prefix { $0 != "#" }).trimmingSpaces
             guard !line.isEmpty else { continue }
             guard let eq = line.firstIndex(of: "=") else {
                 throw FileError(description: "\(path):\(n + 1): expected `key = value`, got \"\(line)\"")
@@ -85,24 +86,22 @@ extension SessionConfiguration {
     /// `text` with `key = value`: the key's line replaced where it is (comments and other
     /// lines kept), or appended.
     public static func setting(_ key: String, to value: String, in text: String) -> String {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var lines = text.textLines
         if lines.last == "" { lines.removeLast() }
         let line = "\(key) = \(value)"
-        if let i = lines.firstIndex(where: { l in
+        func isKey(_ l: String) -> Bool {
             let content = l.prefix { $0 != "#" }
             guard let eq = content.firstIndex(of: "=") else { return false }
             return String(content[..<eq]).trimmingSpaces == key
-        }) {
+        }
+        // The key's first line takes the value; later lines of the same key would win when
+        // the file is read, so they go.
+        if let i = lines.firstIndex(where: isKey) {
             lines[i] = line
+            lines = lines.enumerated().filter { $0.offset <= i || !isKey($0.element) }.map(\.element)
         } else {
             lines.append(line)
         }
         return lines.joined(separator: "\n") + "\n"
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: Character) -> String {
-        String(drop { $0 == set }.reversed().drop { $0 == set }.reversed())
     }
 }

@@ -21,4 +21,10 @@ struct DaemonConfigurationTests {
         #expect(c.staticPeers == ["desk.example:7443", "[fd00::2]:7443"])
         #expect(throws: DaemonConfiguration.FileError.self) { try c.set("peer", "desk.example") }
     }
+
+    @Test func crlfLineEndsAreLineEnds() throws {
+        var c = DaemonConfiguration()
+        try c.apply(configFile: "name = desk\r\ndns-sd-domain = corp.example\r\n", path: "t")
+        #expect(c.deviceName == "desk" && c.dnsSDDomains == ["corp.example"])
+    }
 }

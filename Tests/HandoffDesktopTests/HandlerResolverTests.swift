@@ -178,4 +178,17 @@ struct SessionConfigurationTests {
         // A commented-out line is not the setting.
         #expect(SessionConfiguration.setting("media", to: "no", in: "# media = yes\n") == "# media = yes\nmedia = no\n")
     }
+
+    /// Found by fuzz-local-input: "\r\n" is one Character, so a CRLF file read as a single
+    /// line, and a setting written back after a repeated key did not take.
+    @Test func crlfFilesAndRepeatedKeys() throws {
+        let c = try SessionConfiguration(parsing: "notifications = no\r\nmedia = no\r\n", path: "f")
+        #expect(c.notifications == false && c.media == false)
+        #expect(try SessionConfiguration(parsing: "\r", path: "f") == SessionConfiguration())
+        let twice = "media = yes\nbrowser = no\nmedia = yes\n"
+        let off = SessionConfiguration.setting("media", to: "no", in: twice)
+        #expect(off == "media = no\nbrowser = no\n")
+        #expect(try SessionConfiguration(parsing: off, path: "f").media == false)
+        #expect(SessionConfiguration.setting("media", to: "no", in: "\r") == "media = no\n")
+    }
 }

@@ -126,7 +126,7 @@ enum NextcloudConfig {
     static func folders(_ text: String) -> [Folder] {
         var values: [String: String] = [:]
         var section = ""
-        for raw in text.split(separator: "\n") {
+        for raw in text.textLines {
             let line = raw.trimmingCharacters()
             if line.hasPrefix("[") { section = line; continue }
             guard section == "[Accounts]", let eq = line.firstIndex(of: "=") else { continue }
