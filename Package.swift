@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
         // For the fuzz targets (scripts/fuzz) and other tools that speak the protocols.
         .library(name: "HandoffWire", targets: ["HandoffWire"]),
+        .library(name: "HandoffDaemon", targets: ["HandoffDaemon"]),
+        .library(name: "HandoffDesktop", targets: ["HandoffDesktop"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

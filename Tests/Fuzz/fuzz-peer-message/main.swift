@@ -1,3 +1,4 @@
+import FuzzSupport
 import HandoffCore
 #if canImport(Glibc)
 import Glibc
@@ -18,24 +19,9 @@ public func fuzzPeerMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 // SwiftPM links an executable's entry point as `fuzz_peer_message_main`; hand the process to libFuzzer.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                         _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt) -> CInt
-
 @_cdecl("fuzz_peer_message_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-    if argc == 3, let flag = argv[1], String(cString: flag) == "--write-seeds", let dir = argv[2] {
-        for (n, seed) in seeds().enumerated() {
-            let path = String(cString: dir) + "/seed-\(n)"
-            guard let f = fopen(path, "wb") else { return 1 }
-            _ = seed.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, f) }
-            fclose(f)
-        }
-        return 0
-    }
-    var count = argc
-    var vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
-    return LLVMFuzzerRunDriver(&count, &vector, fuzzPeerMessage)
+    runFuzzer(argc, argv, seeds: seeds, fuzzPeerMessage)
 }
 
 /// Valid inputs made by the real encoders: the seed corpus (`TARGET --write-seeds DIR`).

@@ -1,0 +1,85 @@
+@testable import HandoffDaemon
+import FuzzSupport
+import HandoffCore
+import HandoffDesktop
+import HandoffWire
+import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What handoff reads on this workstation besides JSON documents: control requests (method,
+/// path and body as the router sees them), the daemon's and the session agent's config
+/// files, the browser extension's native messages (length-prefixed, cut anywhere), and
+/// restoration entries. The first byte chooses; bad input must get an error, never a crash.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzLocalInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size > 1 else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    let text = String(decoding: bytes, as: UTF8.self)
+    switch data[0] % 5 {
+    case 0:
+        // A request line's method and path (the part before the first newline), then the body.
+        let line = bytes.prefix { $0 != 0x0A }
+        let body = Array(bytes.dropFirst(line.count + 1))
+        let parts = String(decoding: line, as: UTF8.self).split(separator: " ", maxSplits: 1)
+        let method = HTTPMethod(rawValue: parts.first.map(String.init) ?? "GET")
+        let path = parts.count > 1 ? String(parts[1]) : "/"
+        _ = ControlRoute.match(method: method, path: path)
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+        head.headers.add(name: "Content-Length", value: String(body.count))
+        if let o = try? ControlRequest(head: head, body: body).jsonObject() {
+            _ = try? ActivityJSON.decodeDraft(o, extraFields: ["session", "streamFile", "document"])
+        }
+    case 1:
+        var config = DaemonConfiguration()
+        try? config.apply(configFile: text, path: "handoffd.conf")
+    case 2:
+        if let config = try? SessionConfiguration(parsing: text, path: "session.conf") {
+            // `handoffctl sources` turns a source off by writing one setting back: the
+            // file must still parse, to the same settings but that one.
+            var expected = config
+            expected.media = false
+            let written = SessionConfiguration.setting("media", to: "no", in: text)
+            precondition((try? SessionConfiguration(parsing: written, path: "session.conf")) == expected, "writing a setting back changed the file's meaning")
+        }
+    case 3:
+        // Native messages, fed in reads of 1 to 64 bytes as a pipe delivers them.
+        var decoder = NativeMessageDecoder(maximumInbound: 1 << 16)
+        let chunk = Int(bytes.first ?? 0) % 64 + 1
+        var offset = 0
+        reading: while offset < bytes.count {
+            let end = min(bytes.count, offset + chunk)
+            guard let messages = try? decoder.feed(bytes[offset..<end]) else { break reading }
+            for m in messages {
+                if let tab = BrowserTab(json: m) { _ = tab.offerable(never: []) }
+            }
+            offset = end
+        }
+        _ = try? decoder.finish()
+    default:
+        if let o = (try? JSONValue(parsing: bytes))?.objectValue {
+            _ = try? RestorationRecord.validate(entries: o)
+        }
+    }
+    return 0
+}
+
+// SwiftPM links an executable's entry point as `fuzz_local_input_main`; hand the process to libFuzzer.
+@_cdecl("fuzz_local_input_main")
+func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    runFuzzer(argc, argv, seeds: seeds, fuzzLocalInput)
+}
+
+func seeds() -> [[UInt8]] {
+    func native(_ json: String) -> [UInt8] { NativeMessageDecoder.encode(json) ?? [] }
+    return [
+        [0] + Array("POST /v1/activities\n{\"activityType\":\"com.example.edit\",\"title\":\"Draft\",\"userInfo\":{\"line\":{\"int\":\"3\"}}}".utf8),
+        [0] + Array("PATCH /v1/activities/0123456789abcdef0123456789abcdef\n{\"title\":\"x\"}".utf8),
+        [0] + Array("POST /v1/history/search\n{\"query\":\"plan\",\"limit\":5}".utf8),
+        [1] + Array("# handoffd\nname = desk\npeer-port = 4711\nstatic-peer = 192.0.2.7:4711\ndns-sd-domain = corp.example\nhistory-days = 30\n".utf8),
+        [2] + Array("media = yes\nbrowser = no\nnever-offer-domains = bank.example, mail.example\n".utf8),
+        [3, 7] + native("{\"type\":\"tab\",\"url\":\"https://example.org/a\",\"title\":\"A\",\"incognito\":false}") + native("{\"type\":\"hello\"}"),
+        [4] + Array("{\"view.scroll\":{\"double\":0.5},\"doc.tabs\":{\"array\":[{\"string\":\"a\"}]}}".utf8),
+    ]
+}
