@@ -85,6 +85,40 @@ import Testing
         #expect(daemon.log().contains("handoffd stopped"))
     }
 
+    /// SIGTERM while connections keep arriving at the peer port (as when a stopping
+    /// workstation's peers dial it back): connections accepted as the listener closes are
+    /// ended properly, and handoffd exits 0. It used to trap (SIGILL, "Deinited
+    /// NIOAsyncWriter without calling finish()") in most such stops: NIO's async listener
+    /// dropped connections it had accepted but not yet handed over. Three stops, each
+    /// under a churn of TLS handshakes from 40 loopback addresses.
+    @Test func sigtermWhileConnectionsArriveStopsCleanly() async throws {
+        let sources = (2...41).map { "127.0.0.\($0)" }.joined(separator: ",")
+        for round in 1...3 {
+            let daemon = try await DaemonProcess().start()
+            let log = daemon.log()
+            guard let line = log.split(separator: "\n").last(where: { $0.contains("peer listener ready") }),
+                  let part = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }) else {
+                throw TestFailure("no peer port in the log:\n\(log)")
+            }
+            let floodOut = daemon.directory + "/flood.out"
+            let flooder = try CommandLineTool.spawn(
+                "/usr/bin/env", ["python3", TestEnvironment.packageRoot + "/scripts/peer-flood", "handshakes", "127.0.0.1",
+                                 String(part.dropFirst(5)), "--concurrency", "40", "--sources", sources, "--duration", "20"],
+                environment: ProcessInfo.processInfo.environment, stdin: "/dev/null", stdout: floodOut, stderr: floodOut)
+            defer {
+                kill(flooder, SIGKILL)
+                var st: Int32 = 0
+                waitpid(flooder, &st, 0)
+            }
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+            let status = await daemon.stop()
+            #expect(status == 0, "round \(round): handoffd exited with \(status):\n\(daemon.log().suffix(3000))")
+            #expect(!daemon.log().contains("crashed"), "round \(round):\n\(daemon.log().suffix(3000))")
+            #expect(daemon.log().contains("handoffd stopped"), "round \(round)")
+            if status != 0 { break }
+        }
+    }
+
     @Test func notifiesSystemdWhenReady() async throws {
         let daemon = try DaemonProcess()
         let notifyPath = daemon.directory + "/notify.sock"

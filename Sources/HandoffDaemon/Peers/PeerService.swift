@@ -11,14 +11,6 @@ import ServiceLifecycle
 
 typealias PeerChannel = NIOAsyncChannel<PeerMessage, PeerMessage>
 
-/// What the listener made of an accepted connection. A refused one never gets a typed
-/// channel: its pipeline holds nothing but the handler that closes it, so none of its
-/// bytes can reach a handler expecting peer messages.
-enum AcceptedPeer: Sendable {
-    case admitted(PeerChannel)
-    case refused
-}
-
 /// Everything between this workstation and the user's others: the TLS listener, the
 /// mDNS advertisement and browsing, one connection per trusted peer, their offers, and
 /// continuing. mDNS is only a hint to (re)connect; changes travel over the connections.
@@ -51,6 +43,10 @@ public actor PeerService: Service {
     var listenPort = 0
     var discovery: DiscoveryStatus = .unavailable("peer discovery is starting")
     var advertisedName: String?
+    /// Connections the listener accepted, owned here until a task serves them (see
+    /// `adopt`); false once the listener is closed and accepting has ended.
+    var accepted: [PeerChannel] = []
+    var accepting = true
     /// Which device each recently continued activity came from, for stream requests.
     var continuedFrom: [ActivityID: DeviceID] = [:]
     var continuedOrder: [ActivityID] = []
@@ -87,7 +83,9 @@ public actor PeerService: Service {
     private let workStream: AsyncStream<Work>
 
     enum Work: Sendable {
-        case serve(PeerChannel)
+        /// Serve the oldest connection in `accepted` (the channel is never in the stream:
+        /// a stream drops what it holds when it ends).
+        case serveAccepted
         case dial(ServiceKey, address: String, port: Int)
         case dialToPair(address: String, port: Int, tag: String?, given: String?)
 
@@ -131,7 +129,7 @@ public actor PeerService: Service {
 
     public func run() async throws {
         let server = try await bindListener()
-        listenPort = server.channel.localAddress?.port ?? 0
+        listenPort = server.localAddress?.port ?? 0
         logger.info("peer listener ready", metadata: ["port": "\(listenPort)", "device": "\(identity.deviceID)"])
         if let avahi {
             try avahi.start()
@@ -151,16 +149,18 @@ public actor PeerService: Service {
         let registry = self.registry
         let avahi = self.avahi
         let (group, logger, network) = (self.group, self.logger, self.network)
-        // Graceful shutdown cancels the loops below; that is how this service ends.
-        do { try await cancelWhenGracefulShutdown {
+        // Graceful shutdown closes the listener; accepting ends when it is closed, the work
+        // loop once it has given every accepted connection a task; then the rest is
+        // cancelled, and every connection ends through `executeThenClose`.
+        do { try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { tasks in
                 tasks.addTask {
-                    try await server.executeThenClose { inbound in
-                        for try await accepted in inbound {
-                            // A refused connection closes itself; nothing to serve.
-                            if case .admitted(let channel) = accepted { await self.enqueue(.serve(channel)) }
-                        }
+                    try? await withTaskCancellationHandler {
+                        try await server.closeFuture.get()
+                    } onCancel: {
+                        server.close(promise: nil)
                     }
+                    await self.acceptingEnded()
                 }
                 tasks.addTask {
                     for await offer in await registry.watchOffer() { await self.offerChanged(offer) }
@@ -177,20 +177,48 @@ public actor PeerService: Service {
                 }
                 for await item in workStream {
                     switch item {
-                    case .serve(let channel):
-                        tasks.addTask { await self.serve(channel, dialled: nil) }
+                    case .serveAccepted:
+                        tasks.addTask { if let channel = await self.takeAccepted() { await self.serve(channel, dialled: nil) } }
                     case .dial(let key, let address, let port):
                         tasks.addTask { await self.dial(key, address: address, port: port) }
                     case .dialToPair(let address, let port, let tag, let given):
                         tasks.addTask { await self.dialToPair(address: address, port: port, tag: tag, given: given) }
                     }
                 }
+                tasks.cancelAll()
             }
+        } onGracefulShutdown: {
+            server.close(promise: nil)
         } } catch is CancellationError {}
+        server.close(promise: nil)
         await stop()
     }
 
     func enqueue(_ item: Work) { work.yield(item) }
+
+    /// An accepted connection, from the listener's initializer. NIO traps on a
+    /// NIOAsyncChannel released without `executeThenClose` ("Deinited NIOAsyncWriter
+    /// without calling finish()"), so from the initializer on a task owns it, then this
+    /// actor, then the task that serves it; none of them ever drops it. (With NIO's async
+    /// `bind`, a connection accepted while the daemon stopped was dropped by the
+    /// listener's stream, and peers dialling back as their links closed crashed it with
+    /// SIGILL: scripts/bench-scale, swift-nio#2637.)
+    func adopt(_ channel: PeerChannel) async {
+        guard accepting else {
+            try? await channel.executeThenClose { _, _ in }  // stopping: close it properly
+            return
+        }
+        accepted.append(channel)
+        work.yield(.serveAccepted)
+    }
+
+    private func takeAccepted() -> PeerChannel? { accepted.isEmpty ? nil : accepted.removeFirst() }
+
+    /// The listener is closed: what it accepted from now on is closed, not served.
+    private func acceptingEnded() {
+        accepting = false
+        work.finish()
+    }
 
     private func stop() async {
         rotationTimer?.cancel()
@@ -199,10 +227,15 @@ public actor PeerService: Service {
         await agent.shutdown()
         avahi?.stop()
         for link in links.values { link.close() }
+        accepting = false
         work.finish()
+        // Accepted but never served (the work loop was cancelled before it got to them).
+        let unserved = accepted
+        accepted = []
+        for channel in unserved { try? await channel.executeThenClose { _, _ in } }
     }
 
-    private func bindListener() async throws -> NIOAsyncChannel<AcceptedPeer, Never> {
+    private func bindListener() async throws -> Channel {
         let tls = self.tls
         let own = identity.deviceID
         let trust = self.trust
@@ -220,19 +253,18 @@ public actor PeerService: Service {
             .childChannelOption(PeerService.keepIdle, value: 10)
             .childChannelOption(PeerService.keepInterval, value: 5)
             .childChannelOption(PeerService.keepCount, value: 3)
-            .bind(host: settings.listenAddress, port: settings.port) { channel in
+            .childChannelInitializer { channel in
                 // Admitted by PeerAdmissionFilter already (refused ones never get here); a
-                // connection without a ticket is refused all the same. The initializer must
-                // not fail (NIO would neither register nor close the socket), so a refusal
-                // is a value, and the connection closes itself.
+                // connection without a ticket is refused all the same: its pipeline holds
+                // nothing but the handler that closes it, so none of its bytes can reach a
+                // handler expecting peer messages.
                 guard let ticket = admission.takeTicket(channel) else {
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(RefusedConnectionHandler())
-                        return AcceptedPeer.refused
                     }
                 }
                 let remote = channel.remoteAddress?.ipAddress ?? "?"
-                return channel.eventLoop.makeCompletedFuture { () throws -> AcceptedPeer in
+                return channel.eventLoop.makeCompletedFuture { () throws in
                     // The handshake and the hello must both be done in time.
                     try channel.pipeline.syncOperations.addHandler(
                         PreAuthenticationDeadline(deadline: deadline) { admission.authenticated(ticket) }, name: PreAuthenticationDeadline.name)
@@ -245,12 +277,13 @@ public actor PeerService: Service {
                     }
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.serverContext, customVerificationCallback: verify))
                     try PeerService.addFraming(channel, maxFrame: maxFrame)
-                    return AcceptedPeer.admitted(try PeerChannel(wrappingChannelSynchronously: channel))
+                    let peer = try PeerChannel(wrappingChannelSynchronously: channel)
+                    Task { await self.adopt(peer) }
                 }.recover { _ in
                     channel.close(promise: nil)  // half set up: nothing may read from it
-                    return AcceptedPeer.refused
                 }
             }
+            .bind(host: settings.listenAddress, port: settings.port).get()
     }
 
     /// A TCP connection to a peer with TLS (pinned by `isTrusted`), the handshake deadline
