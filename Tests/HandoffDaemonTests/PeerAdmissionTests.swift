@@ -108,6 +108,34 @@ struct PeerAdmissionTests {
         #expect(!m.isGood(b, at: at(601)))
     }
 
+    /// A trusted peer opening one continuation stream after another (each a connection
+    /// and a handshake) is not refused at a stranger's rate: the soak (scripts/soak) had
+    /// streams refused "over the per-address rate" at about ten a second. Its own rate is
+    /// higher, and still a limit.
+    @Test func aKnownGoodAddressHasAHigherHandshakeRate() {
+        var m = PeerAdmission(limits: .init(perSource: 8, unauthenticated: 32, total: 64, burst: 4, perSecond: 2,
+                                            goodBurst: 16, goodPerSecond: 8))
+        m.authenticate(admitted(m.arrive(from: b, at: t0))!, at: t0)  // b's link: known good
+        var strangerRefused = 0
+        for i in 0..<40 {  // ten a second for four seconds, from each
+            let now = at(Double(i) / 10)
+            guard let fromB = admitted(m.arrive(from: b, at: now)) else {
+                Issue.record("b's stream connection \(i) was refused")
+                continue
+            }
+            m.authenticate(fromB, at: now)
+            m.close(fromB)
+            if let fromA = admitted(m.arrive(from: a, at: now)) { m.close(fromA) } else { strangerRefused += 1 }
+        }
+        #expect(strangerRefused >= 25, "a stranger gets 4 at once and then 2 a second: \(strangerRefused) refused")
+        // Known good, but not unlimited: a burst beyond its bucket is refused.
+        var refused = 0
+        for _ in 0..<40 {
+            if let t = admitted(m.arrive(from: b, at: at(100))) { m.close(t) } else { refused += 1 }
+        }
+        #expect(refused == 40 - 16)
+    }
+
     @Test func authenticatedConnectionsAreNeverEvicted() {
         var m = PeerAdmission(limits: .init(perSource: 8, unauthenticated: 8, total: 4, burst: 100, perSecond: 100))
         for _ in 0..<4 { m.authenticate(admitted(m.arrive(from: a, at: t0))!, at: t0) }

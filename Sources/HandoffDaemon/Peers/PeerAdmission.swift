@@ -9,7 +9,9 @@ import NIOCore
 /// addresses slows a trusted peer's handshake down but never shuts it out. An address
 /// that authenticated lately (a trusted peer's) is known good: its connections are never
 /// evicted, and it may evict strangers whatever they hold, so strangers churning through
-/// the budget cannot push a trusted peer's new stream connection out mid-handshake.
+/// the budget cannot push a trusted peer's new stream connection out mid-handshake; and it
+/// has a handshake rate of its own, well above a stranger's, so a peer opening streams in
+/// quick succession is not refused for it (each stream is a connection).
 ///
 /// A pure state machine: events in, decisions out, time injected. `PeerAdmissionGate`
 /// runs it against real channels.
@@ -24,6 +26,11 @@ struct PeerAdmission {
         /// Handshakes a source may start in a burst, and then per second.
         var burst = 32
         var perSecond = 8
+        /// The same for a known-good address (a trusted peer's: every continuation stream
+        /// it opens is a handshake). Its other limits still apply: at most `perSource`
+        /// handshakes at once.
+        var goodBurst = 128
+        var goodPerSecond = 64
         /// Rate buckets remembered; beyond this the stalest is forgotten.
         var rememberedSources = 1024
         /// How long an address that authenticated stays known good, and how many are kept.
@@ -94,7 +101,7 @@ struct PeerAdmission {
             }
             evict = victim.ticket
         }
-        guard takeToken(source, at: now) else { return .refuse(.perSourceRate) }
+        guard takeToken(source, good: isGood(source, at: now), at: now) else { return .refuse(.perSourceRate) }
         if let evict { remove(evict) }
         let ticket = nextTicket
         nextTicket += 1
@@ -113,6 +120,8 @@ struct PeerAdmission {
            let stalest = good.min(by: { $0.value < $1.value })?.key {
             good[stalest] = nil
         }
+        // Known good from now on: its handshakes are counted afresh, at its own rate.
+        if !isGood(p.source, at: now) { buckets[p.source] = nil }
         good[p.source] = now
     }
 
@@ -143,11 +152,12 @@ struct PeerAdmission {
         return best.map { ($0.ticket, $0.p.source) }
     }
 
-    private mutating func takeToken(_ source: PeerSource, at now: NIODeadline) -> Bool {
-        let burst = Double(limits.burst)
+    private mutating func takeToken(_ source: PeerSource, good: Bool, at now: NIODeadline) -> Bool {
+        let burst = Double(good ? limits.goodBurst : limits.burst)
+        let perSecond = Double(good ? limits.goodPerSecond : limits.perSecond)
         var bucket = buckets[source] ?? Bucket(tokens: burst, updated: now)
         let elapsed = Double(max(0, (now - bucket.updated).nanoseconds)) / 1e9
-        bucket.tokens = min(burst, bucket.tokens + elapsed * Double(limits.perSecond))
+        bucket.tokens = min(burst, bucket.tokens + elapsed * perSecond)
         bucket.updated = now
         guard bucket.tokens >= 1 else {
             buckets[source] = bucket

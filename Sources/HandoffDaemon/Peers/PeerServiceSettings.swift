@@ -32,6 +32,10 @@ public struct PeerServiceSettings: Sendable {
     /// TLS handshakes one address may start: a burst, then so many per second.
     public var handshakeBurstPerAddress = 32
     public var handshakesPerSecondPerAddress = 8
+    /// The same for an address a trusted peer authenticated from in the last 10 minutes:
+    /// each continuation stream it opens is a handshake.
+    public var handshakeBurstPerKnownAddress = 128
+    public var handshakesPerSecondPerKnownAddress = 64
     /// Frames larger than this are a protocol error (the activity cap plus room).
     public var maximumFrameBytes = 1 << 20
     /// An untrusted device is dialled again no sooner than this.
@@ -49,6 +53,7 @@ public struct PeerServiceSettings: Sendable {
 
     var admissionLimits: PeerAdmission.Limits {
         PeerAdmission.Limits(perSource: maximumUnauthenticatedPerAddress, unauthenticated: maximumUnauthenticated,
-                             total: maximumConnections, burst: handshakeBurstPerAddress, perSecond: handshakesPerSecondPerAddress)
+                             total: maximumConnections, burst: handshakeBurstPerAddress, perSecond: handshakesPerSecondPerAddress,
+                             goodBurst: handshakeBurstPerKnownAddress, goodPerSecond: handshakesPerSecondPerKnownAddress)
     }
 }
