@@ -104,7 +104,13 @@ let package = Package(
                 "HandoffDaemon",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            // `--static-swift-stdlib` links with -export-dynamic: every symbol of the
+            // executable (32,000) goes into its dynamic symbol table. Nothing looks them up,
+            // but the Swift runtime's start-up (dladdr, to find its own path) reads the whole
+            // table, which stays resident (Docs/Performance.md, "Idle memory"). A no-op
+            // without the static runtime.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
         ),
         .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
         .executableTarget(
