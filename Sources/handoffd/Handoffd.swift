@@ -136,3 +136,20 @@ struct Handoffd: AsyncParsableCommand {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
+
+extension Handoffd {
+    /// Parses the options, runs the daemon as a task and waits for it on the main thread.
+    /// Not top-level `await`: Swift's async main ends the main thread (dispatch_main, then
+    /// pthread_exit) as soon as the daemon first waits, and that exit unwinds the thread
+    /// through the binary's unwind tables, whose pages then stay resident for the whole
+    /// session (about 0.8 MB; Docs/Performance.md, "Idle memory"). A thread blocked here
+    /// costs nothing and never wakes up.
+    static func runUntilStopped() -> Never {
+        let daemon: Handoffd
+        do { daemon = try parse() } catch { exit(withError: error) }
+        let finished = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+        finished.completeWithTask { try await daemon.run() }
+        do { try finished.futureResult.wait() } catch { exit(withError: error) }
+        exit()
+    }
+}

@@ -1,4 +1,3 @@
-import ArgumentParser
 import NIOCore
 import NIOPosix
 
@@ -6,9 +5,4 @@ import NIOPosix
 // default executor, a monitor thread would wake the idle daemon once a second, for ever.
 _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 
-do {
-    let daemon = try Handoffd.parse()
-    try await daemon.run()
-} catch {
-    Handoffd.exit(withError: error)
-}
+Handoffd.runUntilStopped()
