@@ -167,9 +167,8 @@ public actor ActivityRegistry {
         if owner == .daemon {
             let previous = currentID
             try saveAhead("the activity") { entries in
-                if let previous, entries[previous]?.state == .current { entries[previous]!.state = .resigned }
                 entries[activity.id] = entry
-                entries[activity.id]!.state = .current
+                Self.makeCurrent(activity.id, in: &entries, previous: previous)
             }
         }
         entries[activity.id] = entry
@@ -185,10 +184,7 @@ public actor ActivityRegistry {
         let e = try entry(ref, allowFinal: false)
         if e.owner == .daemon, e.state != .current {
             let previous = currentID
-            try saveAhead("the change") { entries in
-                if let previous, entries[previous]?.state == .current { entries[previous]!.state = .resigned }
-                entries[e.activity.id]!.state = .current
-            }
+            try saveAhead("the change") { entries in Self.makeCurrent(e.activity.id, in: &entries, previous: previous) }
         }
         if e.state != .current { makeCurrent(e.activity.id) }
         persist()
@@ -405,6 +401,12 @@ public actor ActivityRegistry {
     /// full disk the request is refused and nothing changes, rather than keeping in
     /// memory what a restart would lose. `persist()` afterwards finds the same snapshot
     /// and writes nothing more.
+    /// What `makeCurrent` does to the entries, without its events: for `saveAhead`.
+    private static func makeCurrent(_ id: ActivityID, in entries: inout [ActivityID: Entry], previous: ActivityID?) {
+        if let previous, previous != id, entries[previous]?.state == .current { entries[previous]!.state = .resigned }
+        entries[id]!.state = .current
+    }
+
     private func saveAhead(_ what: String, _ change: (inout [ActivityID: Entry]) -> Void) throws(HandoffError) {
         guard let store else { return }
         var prospective = entries

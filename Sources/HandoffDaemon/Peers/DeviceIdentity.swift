@@ -46,8 +46,7 @@ public struct DeviceIdentity: Sendable {
             throw Failure(description: "the device identity in \(directory) cannot be read (\(error)); fix the files' owner and permissions (handoffd runs as you), then start handoffd again")
         }
         if cert == nil && key == nil {
-            try create(certPath: certPath, keyPath: keyPath)
-            return try load(cert: try AtomicFile.read(certPath) ?? [], key: try AtomicFile.read(keyPath) ?? [])
+            return try create(certPath: certPath, keyPath: keyPath)
         }
         do {
             guard let cert, let key else {
@@ -57,8 +56,7 @@ public struct DeviceIdentity: Sendable {
         } catch {
             var kept: [String] = []
             for path in [certPath, keyPath] where access(path, F_OK) == 0 { kept.append(AtomicFile.keepAside(path)) }
-            try create(certPath: certPath, keyPath: keyPath)
-            var identity = try load(cert: try AtomicFile.read(certPath) ?? [], key: try AtomicFile.read(keyPath) ?? [])
+            var identity = try create(certPath: certPath, keyPath: keyPath)
             identity.replaced = "the device identity found at start could not be used (\(error)), so a new one was made; the old files are kept as \(kept.joined(separator: " and "))"
             return identity
         }
@@ -80,7 +78,8 @@ public struct DeviceIdentity: Sendable {
         DeviceID(bytes: Array(SHA256.hash(data: try certificate.toDERBytes())))
     }
 
-    private static func create(certPath: String, keyPath: String) throws {
+    /// Makes and saves a new identity, and returns it as `load` reads it.
+    private static func create(certPath: String, keyPath: String) throws -> DeviceIdentity {
         let key = P256.Signing.PrivateKey()
         let certKey = Certificate.PrivateKey(key)
         let name = try DistinguishedName { CommonName("handoff device") }
@@ -95,7 +94,9 @@ public struct DeviceIdentity: Sendable {
                 try ExtendedKeyUsage([.serverAuth, .clientAuth])
             },
             issuerPrivateKey: certKey)
-        try AtomicFile.write(Array(try certKey.serializeAsPEM().pemString.utf8), to: keyPath, mode: 0o600)
-        try AtomicFile.write(Array(try certificate.serializeAsPEM().pemString.utf8), to: certPath, mode: 0o644)
+        let keyPEM = Array(try certKey.serializeAsPEM().pemString.utf8), certPEM = Array(try certificate.serializeAsPEM().pemString.utf8)
+        try AtomicFile.write(keyPEM, to: keyPath, mode: 0o600)
+        try AtomicFile.write(certPEM, to: certPath, mode: 0o644)
+        return try load(cert: certPEM, key: keyPEM)
     }
 }
