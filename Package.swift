@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers, dependencies pointing toward the model:
 //   HandoffCore  <-  HandoffWire  <-  HandoffDaemon  <-  handoffd
+//                               <-  HandoffHistory  <-  handoff-history (started by handoffd)
 //                               <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
 //                                                  <-  HandoffDesktop   <-  handoff-session
 // handoffctl never links the daemon; only the session agent links GIO.
@@ -14,6 +15,7 @@ let package = Package(
         .executable(name: "handoffctl", targets: ["handoffctl"]),
         .executable(name: "handoff-session", targets: ["handoff-session"]),
         .executable(name: "handoff-browser-host", targets: ["handoff-browser-host"]),
+        .executable(name: "handoff-history", targets: ["handoff-history"]),
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
         // For the fuzz targets (scripts/fuzz) and other tools that speak the protocols.
@@ -76,7 +78,6 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .target(
@@ -113,6 +114,17 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
         ),
         .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
+        // The activity history's store (SQLite through GRDB), in a helper process that
+        // handoffd starts when the history is needed: GRDB brings full Foundation and ICU,
+        // which the always-running daemon does not load.
+        .target(
+            name: "HandoffHistory",
+            dependencies: ["HandoffCore", "HandoffWire",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(
+            name: "handoff-history",
+            dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "handoff-browser-host",
             dependencies: [
@@ -135,6 +147,8 @@ let package = Package(
         .testTarget(
             name: "HandoffDaemonTests",
             dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "HandoffHistoryTests", dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire",
+                                                               .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffWire"]),
         .testTarget(
             name: "HandoffIntegrationTests",

@@ -66,12 +66,11 @@ public struct Daemon: Sendable {
             Task { await streams.sessionClosed(token) }
             Task { await agent.sessionClosed(token) }
         }
-        var history: ActivityHistory?
-        if config.historyDays > 0 {
-            do { history = try ActivityHistory(directory: config.stateDirectory, retentionDays: config.historyDays, logger: logger) } catch {
-                logger.error("the activity history is unavailable", metadata: ["error": "\(error)"])
-            }
-        }
+        // Its helper starts at the first eligible offer or history request, not now.
+        let history = config.historyDays > 0
+            ? ActivityHistory(directory: config.stateDirectory, retentionDays: config.historyDays,
+                              idleTimeout: .seconds(config.historyHelperIdleSeconds), logger: logger)
+            : nil
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,

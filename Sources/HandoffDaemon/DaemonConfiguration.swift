@@ -18,6 +18,9 @@ public struct DaemonConfiguration: Sendable {
     public var unownedExpiryMinutes: Int64 = 720
     /// How long the activity history keeps what it saw (`history-days`; 0: no history).
     public var historyDays: Int64 = 30
+    /// The history helper (`handoff-history`) ends after this many seconds without a
+    /// request (`history-helper-idle-seconds`, 1 to 86400).
+    public var historyHelperIdleSeconds: Int64 = 60
     public var maximumConnections = 64
     public var requestTimeoutMilliseconds: Int64 = 10_000
     public var idleTimeoutMilliseconds: Int64 = 60_000
@@ -111,6 +114,11 @@ public struct DaemonConfiguration: Sendable {
         case "history-days":
             guard let n = Int64(value), (0...3650).contains(n) else { throw FileError(description: "history-days must be 0 (no history) to 3650, not \"\(value)\"") }
             historyDays = n
+        case "history-helper-idle-seconds":
+            guard let n = Int64(value), (1...86_400).contains(n) else {
+                throw FileError(description: "history-helper-idle-seconds must be 1 to 86400, not \"\(value)\"")
+            }
+            historyHelperIdleSeconds = n
         case "unowned-expiry-minutes":
             guard let n = Int64(value), n >= 0 else { throw FileError(description: "unowned-expiry-minutes must be 0 (never) or a number of minutes, not \"\(value)\"") }
             unownedExpiryMinutes = n

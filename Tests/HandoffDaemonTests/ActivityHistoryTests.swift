@@ -2,118 +2,113 @@
 import HandoffCore
 import HandoffWire
 import Logging
+import NIOCore
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The history store on an in-memory SQLite database: what it keeps, what it finds.
-@Suite("Activity history")
+/// handoffd's side of the history: the real `handoff-history` helper (built next to the
+/// test binary), started when needed, ended when quiet, started again when it died.
+@Suite("Activity history through its helper")
 struct ActivityHistoryTests {
     let desk = PeerDevice(id: "DESKDESK-1", name: "desk")
-    let laptop = PeerDevice(id: "LAPLAP-2", name: "laptop")
-    let t0 = Timestamp(seconds: 1_800_000_000)
+    let t0 = SystemClock.now()
 
-    func offer(_ title: String, search: Bool = true, keywords: [String] = [], info: UserInfo = [:], searchable: [String] = [],
-               url: String? = nil, id: ActivityID = .random()) -> ActivitySummary {
-        var a = Activity(id: id, activityType: "org.example.edit", title: title, userInfo: info, webpageURL: url, keywords: keywords,
-                         eligibleForSearch: search, createdAt: t0, origin: DeviceRef(name: "desk"))
-        a.searchableUserInfoKeys = searchable
+    func offer(_ title: String, search: Bool = true) -> ActivitySummary {
+        let a = Activity(id: .random(), activityType: "org.example.edit", title: title, webpageURL: "https://example.org/",
+                         keywords: ["kw"], eligibleForSearch: search, createdAt: t0, origin: DeviceRef(name: "desk"))
         return ActivitySummary(a, payloadSize: 10)
     }
 
-    func history() throws -> ActivityHistory { try ActivityHistory(inMemory: 30, logger: Logger(label: "test")) }
-
-    @Test func onlyWhatTheAppAllowsIsKept() async throws {
-        let h = try history()
-        await h.record(offer("Kept", keywords: ["finance"], info: ["client": .string("Acme"), "secret": .string("zebra")], searchable: ["client"]),
-                       device: desk, local: true, at: t0)
-        await h.record(offer("Not searchable", search: false), device: desk, local: true, at: t0)
-        #expect(try await h.count() == 1)
-        func titles(_ q: String) async throws -> [String] { try await h.search(HistoryQuery(text: q), at: t0).map(\.title) }
-        #expect(try await titles("acme") == ["Kept"], "an opted-in userInfo value")
-        #expect(try await titles("zebra") == [], "userInfo not opted in is not indexed")
-        #expect(try await titles("fin") == ["Kept"], "keywords, as prefixes")
-        #expect(try await titles("kept finance") == ["Kept"], "all words")
-        #expect(try await titles("kept zebra") == [])
-        #expect(try await titles("searchable") == [])
+    func directory() -> String {
+        let dir = "/tmp/hhistd-\(UInt32.random(in: 0...UInt32.max))"
+        _ = mkdir(dir, 0o700)
+        return dir
     }
 
-    @Test func newestFirstAndSeeingAgainMovesUpKeepingTheID() async throws {
-        let h = try history()
-        let first = ActivityID.random()
-        await h.record(offer("Report one", id: first), device: desk, local: true, at: t0)
-        await h.record(offer("Report two"), device: laptop, local: false, at: t0.adding(nanoseconds: 60_000_000_000))
-        var found = try await h.search(HistoryQuery(text: "report"), at: t0.adding(nanoseconds: 120_000_000_000))
-        #expect(found.map(\.title) == ["Report two", "Report one"])
-        let idOne = found[1].id
-        // Seen again (renamed): newest, same entry number.
-        await h.record(offer("Report one, revised", id: first), device: desk, local: true, at: t0.adding(nanoseconds: 120_000_000_000))
-        found = try await h.search(HistoryQuery(text: "report"), at: t0.adding(nanoseconds: 120_000_000_000))
-        #expect(found.map(\.title) == ["Report one, revised", "Report two"])
-        #expect(found[0].id == idOne && found[0].firstSeen == t0)
-        #expect(try await h.search(HistoryQuery(text: "revised"), at: t0).count == 1, "the index follows the update")
-        #expect(try await h.count() == 2)
+    func remove(_ dir: String) {
+        for f in ["history.sqlite", "history.sqlite-wal", "history.sqlite-shm"] { _ = unlink("\(dir)/\(f)") }
+        _ = rmdir(dir)
     }
 
-    @Test func filtersByDeviceTimeAndLimit() async throws {
-        let h = try history()
-        for i in 0..<5 {
-            await h.record(offer("Note \(i)"), device: i % 2 == 0 ? desk : laptop, local: i % 2 == 0, at: t0.adding(nanoseconds: Int64(i) * 3_600_000_000_000))
+    func alive(_ pid: pid_t) -> Bool {
+        // A zombie is gone for this purpose only once reaped: /proc/PID disappears then.
+        access("/proc/\(pid)", F_OK) == 0
+    }
+
+    func eventually(_ what: String, within seconds: Double = 5, _ condition: () async -> Bool) async {
+        let deadline = NIODeadline.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        while NIODeadline.now().uptimeNanoseconds < deadline {
+            if await condition() { return }
+            try? await Task.sleep(nanoseconds: 20_000_000)
         }
-        let now = t0.adding(nanoseconds: 5 * 3_600_000_000_000)
-        #expect(try await h.search(HistoryQuery(text: "note", device: "LAPTOP"), at: now).map(\.title) == ["Note 3", "Note 1"])
-        #expect(try await h.search(HistoryQuery(text: "note", device: "deskdesk"), at: now).count == 3, "an ID prefix")
-        #expect(try await h.search(HistoryQuery(text: "note", device: "nobody"), at: now).isEmpty)
-        #expect(try await h.search(HistoryQuery(since: t0.adding(nanoseconds: 3 * 3_600_000_000_000)), at: now).map(\.title) == ["Note 4", "Note 3"])
-        #expect(try await h.search(HistoryQuery(limit: 2), at: now).count == 2)
-        // Operators are words, not FTS5 syntax; punctuation alone matches nothing.
-        #expect(try await h.search(HistoryQuery(text: "note OR \"x"), at: now).isEmpty)
-        #expect(try await h.search(HistoryQuery(text: "*(){}"), at: now).count == 5, "no words: no text filter")
+        Issue.record("timed out waiting for \(what)")
     }
 
-    @Test func retentionAndClear() async throws {
-        let h = try history()
-        await h.record(offer("Old"), device: desk, local: true, at: t0)
-        await h.record(offer("New"), device: desk, local: true, at: t0.adding(nanoseconds: 31 * 86_400 * 1_000_000_000))
-        let now = t0.adding(nanoseconds: 31 * 86_400 * 1_000_000_000)
-        #expect(try await h.search(HistoryQuery(), at: now).map(\.title) == ["New"], "past the retention is not shown")
-        #expect(await h.expire(at: now) == 1)
+    @Test func startedWhenNeededAndEndedWhenQuiet() async throws {
+        let dir = directory()
+        defer { remove(dir) }
+        let h = ActivityHistory(directory: dir, retentionDays: 30, idleTimeout: .milliseconds(300), logger: Logger(label: "test"))
+        #expect(await h.helperPID == nil, "not at start")
+        await h.record(offer("Not searchable", search: false), device: desk, local: true)
+        #expect(await h.helperPID == nil, "not for an offer that is not kept")
+        await h.record(offer("Quarterly plan"), device: desk, local: true)
+        let first = try #require(await h.helperPID)
+        #expect(try await h.search(HistoryQuery(text: "quarterly")).map(\.title) == ["Quarterly plan"])
+        await eventually("the helper to end after its quiet period") { await h.helperPID == nil && !alive(first) }
+        // Asked again: a new helper, the same history (it is on disk).
         #expect(try await h.count() == 1)
-        #expect(try await h.clear() == 1)
-        #expect(try await h.search(HistoryQuery(), at: now).isEmpty)
+        let second = try #require(await h.helperPID)
+        #expect(second != first)
+        await h.stop()
+        await eventually("the helper to end at stop") { !alive(second) }
     }
 
-    @Test func aDocumentIsKeptToReopen() async throws {
-        let h = try history()
-        let ref = DocumentReference(root: SyncedRootID(kind: "syncthing", id: "abcd-1234"), path: "Projects/plan.odt", size: 42, sha256: [UInt8](repeating: 7, count: 32))
-        await h.record(offer("Plan", info: [DocumentReference.userInfoKey: ref.propertyValue]), device: laptop, local: false, at: t0)
-        let found = try #require(try await h.search(HistoryQuery(text: "plan"), at: t0).first)
-        #expect(found.documentPath == "Projects/plan.odt")
-        let (entry, document) = try #require(try await h.entry(found.id))
-        #expect(entry == found && document == ref)
-        #expect(try await h.search(HistoryQuery(text: "projects"), at: t0).count == 1, "the document path is searchable")
+    @Test func aHelperThatDiedIsStartedAgain() async throws {
+        let dir = directory()
+        defer { remove(dir) }
+        let h = ActivityHistory(directory: dir, retentionDays: 30, logger: Logger(label: "test"))
+        await h.record(offer("Survives"), device: desk, local: true)
+        let pid = try #require(await h.helperPID)
+        kill(pid, SIGKILL)
+        await eventually("the killed helper to be reaped") { !alive(pid) }
+        #expect(try await h.search(HistoryQuery(text: "survives")).count == 1, "answered by a new helper")
+        #expect(await h.helperPID != pid)
+        await h.stop()
     }
 
-    @Test func anUnreadableFileIsKeptAsideAndANewHistoryStarts() async throws {
-        let dir = "/tmp/hhist-\(UInt32.random(in: 0...UInt32.max))"
-        try AtomicFile.makeDirectories(dir)
-        defer { for f in ["history.sqlite", "history.sqlite-wal", "history.sqlite-shm"] { _ = unlink("\(dir)/\(f)") } }
-        try AtomicFile.write(Array("this is not a database, but it is long enough to look like a header".utf8), to: "\(dir)/history.sqlite")
-        let h = try ActivityHistory(directory: dir, retentionDays: 30, logger: Logger(label: "test"))
-        await h.record(offer("After"), device: desk, local: true)
-        #expect(try await h.count() == 1)
-        let names = try listDirectory(dir)
-        #expect(names.contains { $0.hasPrefix("history.sqlite.unreadable-") }, "\(names)")
+    @Test func aMissingHelperIsAClearError() async throws {
+        let h = ActivityHistory(directory: "/tmp", retentionDays: 30, helperPath: "/nonexistent/handoff-history", logger: Logger(label: "test"))
+        do {
+            _ = try await h.search(HistoryQuery(text: "x"))
+            Issue.record("answered without a helper")
+        } catch {
+            #expect(error.kind == .unavailable && error.code == "history_unavailable")
+            #expect(error.message.contains("scripts/install"), "says what to do: \(error.message)")
+        }
+        await h.record(offer("Dropped"), device: desk, local: true)  // logged, not thrown
     }
-}
 
-private func listDirectory(_ path: String) throws -> [String] {
-    guard let d = opendir(path) else { return [] }
-    defer { closedir(d) }
-    var out: [String] = []
-    while let e = readdir(d) {
-        out.append(withUnsafePointer(to: e.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) })
+    @Test func aHelperThatNeverAnswersIsKilledAndTheRequestFails() async throws {
+        // Reads its input for ever and answers nothing.
+        let script = "/tmp/hhist-mute-\(UInt32.random(in: 0...UInt32.max))"
+        let f = try #require(fopen(script, "w"))
+        fputs("#!/bin/sh\nexec cat >/dev/null\n", f)
+        fclose(f)
+        chmod(script, 0o755)
+        defer { unlink(script) }
+        let h = ActivityHistory(directory: "/tmp", retentionDays: 30, helperPath: script, requestTimeout: .milliseconds(300),
+                                logger: Logger(label: "test"))
+        let started = NIODeadline.now().uptimeNanoseconds
+        do {
+            _ = try await h.count()
+            Issue.record("a mute helper answered")
+        } catch {
+            #expect(error.code == "history_unavailable", "\(error)")
+        }
+        #expect(NIODeadline.now().uptimeNanoseconds - started < 5_000_000_000, "bounded by the request timeout")
+        #expect(await h.helperPID == nil, "the mute helper is not kept")
+        await h.stop()
     }
-    return out
 }

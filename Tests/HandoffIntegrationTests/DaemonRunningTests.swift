@@ -195,6 +195,43 @@ import Testing
         #expect(s.maximumActivityBytes == 1024)
     }
 
+    /// The history's store runs in `handoff-history`, so that handoffd never maps full
+    /// Foundation and ICU (about 5 MB resident, Docs/Performance.md): not at start, not
+    /// while the history is used; the helper runs only while asked, and ends when quiet.
+    @Test func theHistoryRunsInAHelperAndHandoffdNeverLoadsFoundation() async throws {
+        let daemon = try DaemonProcess()
+        let configDir = daemon.directory + "/config/handoff"
+        try FileManager.default.createDirectory(atPath: configDir, withIntermediateDirectories: true)
+        try "history-helper-idle-seconds = 1\n".write(toFile: configDir + "/handoffd.conf", atomically: true, encoding: .utf8)
+        try await daemon.start()
+        defer { Task { _ = await daemon.stop() } }
+        func mapsFoundation() throws -> [String] {
+            let maps = try String(contentsOfFile: "/proc/\(daemon.pid)/maps", encoding: .utf8)
+            return ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"].filter { maps.contains($0) }
+        }
+        func helpers() -> [Int32] {
+            let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return pids.compactMap(Int32.init).filter { pid in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return false }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                return stat.contains("(handoff-history)") && fields.count > 1 && Int32(fields[1]) == daemon.pid
+            }
+        }
+        #expect(try mapsFoundation() == [])
+        #expect(helpers().isEmpty, "no helper before the history is needed")
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        var draft = ActivityDraft(activityType: "org.example.edit")
+        draft.title = "Quarterly plan"
+        draft.eligibleForSearch = true
+        _ = try await client.becomeCurrent(draft)
+        try await eventually("the offer to reach the history") { try await client.history(HistoryQuery(text: "quarterly")).count == 1 }
+        #expect(helpers().count == 1, "one helper, a child of handoffd")
+        #expect(try mapsFoundation() == [], "handoffd itself still maps no full Foundation")
+        try await eventually("the helper to end after its quiet second") { helpers().isEmpty }
+        #expect(try await client.history(HistoryQuery(text: "plan")).map(\.title) == ["Quarterly plan"], "started again, same history")
+    }
+
     @Test func badConfigFileIsAClearError() async throws {
         let daemon = try DaemonProcess()
         let configDir = daemon.directory + "/config/handoff"

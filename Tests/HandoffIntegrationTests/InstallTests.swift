@@ -22,7 +22,7 @@ import Testing
                               environment: env)
         #expect(r.status == 0, "\(r)")
         let fm = FileManager.default
-        for b in ["handoffd", "handoffctl", "handoff-session", "handoff-browser-host"] {
+        for b in ["handoffd", "handoff-history", "handoffctl", "handoff-session", "handoff-browser-host"] {
             #expect(fm.isExecutableFile(atPath: "\(home)/usr/bin/\(b)"), "\(b)")
         }
         for f in ["usr/share/bash-completion/completions/handoffctl", "usr/share/zsh/site-functions/_handoffctl",

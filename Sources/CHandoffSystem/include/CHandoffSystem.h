@@ -19,4 +19,9 @@ int handoff_sd_notify(const char *path, const char *message);
 // the reader looks at the interfaces itself.
 int handoff_route_change_socket(void);
 
+// Starts `path` with `fd` as its standard input and output and no other descriptor of
+// ours but standard error (posix_spawn_file_actions_addclosefrom_np needs _GNU_SOURCE).
+// Returns 0 or an errno value.
+int handoff_spawn_on_socket(const char *path, char *const argv[], char *const envp[], int fd, int32_t *pid);
+
 #endif

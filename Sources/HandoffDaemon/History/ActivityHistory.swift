@@ -1,203 +1,184 @@
-import Foundation
-import GRDB
 import HandoffCore
 import HandoffWire
 import Logging
-
+import NIOCore
+import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The activities this workstation and its trusted peers offered, kept in SQLite with a
-/// full-text index (FTS5) so that they can be found again (Docs/LocalAPI.md §19). Only
-/// offers whose app allowed it (`eligibleForSearch`) are kept, and of userInfo only the
-/// keys it opted in; entries older than the retention are dropped.
+/// The activities this workstation and its trusted peers offered, found again by search
+/// (Docs/LocalAPI.md §19). The store itself (SQLite, full-text index) lives in a helper
+/// process, `handoff-history`, started at the first eligible offer or history request and
+/// ended after `idleTimeout` without one: GRDB brings full Foundation and ICU, about 5 MB
+/// that an always-running, mostly idle handoffd would otherwise keep resident for nothing
+/// (Docs/Architecture.md, "The history helper").
 public actor ActivityHistory {
     /// The type of an activity reopened from the history: no app claims it, so the page
     /// or document opens as for any activity without a handler.
     static let reopenType = "org.handoff.history"
 
-    private let db: DatabaseQueue
+    let directory: String
+    let retentionDays: Int64
+    let helperPath: String
+    let idleTimeout: TimeAmount
+    let requestTimeout: TimeAmount
+    private let group: EventLoopGroup
     private let logger: Logger
-    let retentionSeconds: Int64
+    private var helper: HistoryHelperProcess?
+    private var starting: Task<HistoryHelperProcess, any Error>?
+    private var inFlight = 0
+    private var idleTimer: Scheduled<Void>?
+    /// Tells a quiet period's timer that fired late from one still current.
+    private var idleGeneration = 0
+    private var stopped = false
 
-    /// Opens (or makes) `history.sqlite` in `directory`. A file SQLite cannot read is moved
-    /// aside (kept for a look) and a new one started: the history is a convenience, and
-    /// losing it must not stop the daemon.
-    init(directory: String, retentionDays: Int64, logger: Logger) throws {
+    init(directory: String, retentionDays: Int64, helperPath: String = HistoryHelperProcess.defaultPath(),
+         idleTimeout: TimeAmount = .seconds(60), requestTimeout: TimeAmount = .seconds(10),
+         group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger) {
+        self.directory = directory
+        self.retentionDays = retentionDays
+        self.helperPath = helperPath
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.group = group
         self.logger = logger
-        retentionSeconds = retentionDays * 86_400
-        let path = directory + "/history.sqlite"
-        do {
-            db = try ActivityHistory.open(path)
-        } catch {
-            let aside = AtomicFile.keepAside(path)
-            logger.error("the history could not be opened; starting a new one and keeping the old file aside",
-                         metadata: ["error": "\(error)", "kept": "\(aside)"])
-            for suffix in ["-wal", "-shm"] { _ = unlink(path + suffix) }
-            db = try ActivityHistory.open(path)
+    }
+
+    /// The helper's process ID while it runs (diagnostics, tests).
+    var helperPID: pid_t? { helper?.isActive == true ? helper?.pid : nil }
+
+    /// Notes an offer (ours or a peer's). Not eligible for search: nothing is kept, and
+    /// the helper is not started for it.
+    func record(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp = SystemClock.now()) async {
+        guard offer.search != nil else { return }
+        do { _ = try await call(.record(offer, device: device, local: local, at: now)) } catch {
+            logger.warning("could not record an activity in the history", metadata: ["error": "\(error.message)"])
         }
     }
 
-    /// An in-memory history (tests, benchmarks).
-    init(inMemory retentionDays: Int64 = 30, logger: Logger) throws {
-        self.logger = logger
-        retentionSeconds = retentionDays * 86_400
-        db = try DatabaseQueue()
-        try ActivityHistory.migrator.migrate(db)
-    }
-
-    private static func open(_ path: String) throws -> DatabaseQueue {
-        var config = Configuration()
-        config.journalMode = .wal
-        let q = try DatabaseQueue(path: path, configuration: config)
-        _ = chmod(path, 0o600)
-        // Reading the schema is what tells a file that is not a database; a whole-file
-        // check here would read all of it at every start (0.3 s at 100,000 entries).
-        try migrator.migrate(q)
-        return q
-    }
-
-    private static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1") { db in
-            // `seq` (the rowid, and so the full-text index's) grows each time an entry is
-            // seen again, so newest-first is the index's own order and a search stops after
-            // `limit` matches instead of sorting them all; `id` stays what users type.
-            try db.create(table: "entry") { t in
-                t.primaryKey("seq", .integer)
-                t.column("id", .integer).notNull().unique()
-                t.column("activityID", .text).notNull()
-                t.column("deviceID", .text).notNull()
-                t.column("deviceName", .text).notNull()
-                t.column("local", .boolean).notNull()
-                t.column("activityType", .text).notNull()
-                t.column("title", .text).notNull()
-                t.column("keywords", .text).notNull()
-                t.column("text", .text).notNull()
-                t.column("webpageURL", .text)
-                t.column("documentPath", .text)
-                t.column("document", .blob)
-                t.column("firstSeen", .integer).notNull()
-                t.column("lastSeen", .integer).notNull()
-                t.uniqueKey(["activityID", "deviceID"])
-            }
-            try db.create(index: "entry_lastSeen", on: "entry", columns: ["lastSeen"])
-            try db.execute(sql: "CREATE INDEX entry_deviceName ON entry(deviceName COLLATE NOCASE)")
-            try db.create(index: "entry_deviceID", on: "entry", columns: ["deviceID"])
-            try db.create(virtualTable: "entry_fts", using: FTS5()) { t in
-                t.synchronize(withTable: "entry")
-                t.tokenizer = .unicode61()
-                t.column("title")
-                t.column("keywords")
-                t.column("text")
-                t.column("webpageURL")
-                t.column("documentPath")
-                t.column("activityType")
-            }
-        }
-        return m
-    }
-
-    /// Notes an offer (ours or a peer's). Not eligible for search: nothing is kept.
-    func record(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp = SystemClock.now()) {
-        guard let search = offer.search else { return }
-        let document = search.document.map { PropertyBinaryEncoding.encode($0.propertyValue) }
-        do {
-            try db.write { db in
-                try db.execute(sql: """
-                    INSERT INTO entry (seq, id, activityID, deviceID, deviceName, local, activityType, title, keywords, text, webpageURL,
-                                       documentPath, document, firstSeen, lastSeen)
-                    VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM entry), (SELECT coalesce(max(id), 0) + 1 FROM entry),
-                            ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(activityID, deviceID) DO UPDATE SET
-                        seq = (SELECT max(seq) + 1 FROM entry), deviceName = excluded.deviceName, activityType = excluded.activityType, title = excluded.title,
-                        keywords = excluded.keywords, text = excluded.text, webpageURL = excluded.webpageURL,
-                        documentPath = excluded.documentPath, document = excluded.document, lastSeen = excluded.lastSeen
-                    """, arguments: [offer.id.rawValue, device.id, device.name, local, offer.activityType, offer.title,
-                                     search.keywords.joined(separator: "\u{1F}"), search.text, offer.webpageURL,
-                                     search.document?.path, document.map { Data($0) }, now.seconds, now.seconds])
-            }
-        } catch {
-            logger.warning("could not record an activity in the history", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Newest first. Words match as prefixes, all of them, in the title, keywords,
-    /// opted-in text, web page, document path or type.
-    func search(_ q: HistoryQuery, at now: Timestamp = SystemClock.now()) throws -> [HistoryEntry] {
-        var conditions = ["entry.lastSeen >= ?"]
-        var arguments: StatementArguments = [max(q.since?.seconds ?? Int64.min, now.seconds - retentionSeconds)]
-        var pattern: FTS5Pattern?
-        if let text = q.text {
-            pattern = FTS5Pattern(matchingAllPrefixesIn: text)
-            // Words FTS5 cannot take apart match nothing.
-            if pattern == nil && text.contains(where: { $0.isLetter || $0.isNumber }) { return [] }
-        }
-        if let device = q.device {
-            // A device ID's prefix as a range, so both halves use an index.
-            let prefix = device.uppercased()
-            let deviceCondition = "(entry.deviceName = ? COLLATE NOCASE OR entry.deviceID BETWEEN ? AND ?)"
-            let deviceArguments: StatementArguments = [device, prefix, prefix + "~"]
-            // A device with no entries at all answers at once instead of reading every match.
-            let known = try db.read { db in
-                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM entry WHERE \(deviceCondition.replacingOccurrences(of: "entry.", with: "")))",
-                                  arguments: deviceArguments) ?? false
-            }
-            if !known { return [] }
-            conditions.append(deviceCondition)
-            _ = arguments.append(contentsOf: deviceArguments)
-        }
-        _ = arguments.append(contentsOf: [q.limit])
-        let sql: String
-        if let pattern {
-            // Walk the index's matches newest first (rowid order) and stop at the limit.
-            sql = "SELECT entry.* FROM entry_fts JOIN entry ON entry.seq = entry_fts.rowid WHERE entry_fts MATCH ? AND "
-                + conditions.joined(separator: " AND ") + " ORDER BY entry_fts.rowid DESC LIMIT ?"
-            arguments = [pattern] + arguments
-        } else {
-            sql = "SELECT * FROM entry WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq DESC LIMIT ?"
-        }
-        return try db.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map(ActivityHistory.entry)
-        }
+    func search(_ q: HistoryQuery, at now: Timestamp = SystemClock.now()) async throws(HandoffError) -> [HistoryEntry] {
+        let value = try await call(.search(q, at: now))
+        do { return try HistoryEntry.list(json: value) } catch { throw HistoryFailure.badReply(error) }
     }
 
     /// The entry and its document reference (to reopen it).
-    func entry(_ id: Int64) throws -> (HistoryEntry, DocumentReference?)? {
-        try db.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM entry WHERE id = ?", arguments: [id]) else { return nil }
-            let blob: Data? = row["document"]
-            let document = blob.flatMap { try? PropertyBinaryEncoding.decode([UInt8]($0)) }.flatMap { try? DocumentReference(propertyValue: $0) }
-            return (ActivityHistory.entry(row), document)
-        }
+    func entry(_ id: Int64) async throws(HandoffError) -> (HistoryEntry, DocumentReference?)? {
+        let value = try await call(.entry(id))
+        do { return try HistoryHelperReply.entry(json: value) } catch { throw HistoryFailure.badReply(error) }
     }
 
-    /// Drops what is older than the retention; returns how many.
+    /// Drops what is older than the retention; returns how many (0 if that failed: it is
+    /// tried again next time, and searches never show those entries anyway).
     @discardableResult
-    func expire(at now: Timestamp = SystemClock.now()) -> Int {
-        (try? db.write { db in
-            try db.execute(sql: "DELETE FROM entry WHERE lastSeen < ?", arguments: [now.seconds - retentionSeconds])
-            return db.changesCount
-        }) ?? 0
+    func expire(at now: Timestamp = SystemClock.now()) async -> Int {
+        do { return try integer(await call(.expire(at: now))) } catch {
+            logger.warning("could not drop old history entries", metadata: ["error": "\(error.message)"])
+            return 0
+        }
     }
 
     /// Forgets everything; returns how many entries there were.
-    func clear() throws -> Int {
-        try db.write { db in
-            try db.execute(sql: "DELETE FROM entry")
-            return db.changesCount
+    func clear() async throws(HandoffError) -> Int { try integer(await call(.clear)) }
+
+    func count() async throws(HandoffError) -> Int { try integer(await call(.count)) }
+
+    /// At shutdown: the helper's input closes and it exits.
+    func stop() {
+        stopped = true
+        idleTimer?.cancel()
+        helper?.close()
+        helper = nil
+    }
+
+    private func integer(_ value: JSONValue) throws(HandoffError) -> Int {
+        guard case .integer(let n) = value else { throw HistoryFailure.badReply(ValidationError(field: "reply.ok", problem: "is not an integer")) }
+        return Int(n)
+    }
+
+    /// One request, on the running helper or a new one. A helper that died since (killed,
+    /// crashed) is started again once: every request is safe to repeat.
+    private func call(_ request: HistoryHelperRequest) async throws(HandoffError) -> JSONValue {
+        guard !stopped else { throw HandoffError(.unavailable, code: "shutting_down", message: "handoffd is shutting down") }
+        inFlight += 1
+        idleTimer?.cancel()
+        idleTimer = nil
+        defer {
+            inFlight -= 1
+            if inFlight == 0 { scheduleIdleStop() }
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let process = try await running()
+            let reply: HistoryHelperReply
+            do {
+                reply = try await process.send(request, timeout: requestTimeout)
+            } catch {
+                if helper === process { helper = nil }
+                process.close()
+                if attempt < 2 && !(error is HistoryHelperTimeout) {
+                    logger.warning("the history helper went away; starting it again", metadata: ["pid": "\(process.pid)", "error": "\(error)"])
+                    continue
+                }
+                throw HandoffError(.unavailable, code: "history_unavailable", message: "the history did not answer: \(error); see journalctl --user -u handoffd")
+            }
+            switch reply {
+            case .ok(let value): return value
+            case .failed(let code, let message):
+                throw HandoffError(.internal, code: code, message: "the history failed: \(message)")
+            }
         }
     }
 
-    func count() throws -> Int { try db.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entry") ?? 0 } }
+    private func running() async throws(HandoffError) -> HistoryHelperProcess {
+        if let helper, helper.isActive { return helper }
+        if let starting {
+            do { return try await starting.value } catch { throw error as? HandoffError ?? HistoryFailure.other(error) }
+        }
+        let (path, directory, days, group) = (helperPath, directory, retentionDays, group)
+        let task = Task { () async throws -> HistoryHelperProcess in
+            try await HistoryHelperProcess.start(path: path, directory: directory, retentionDays: days, group: group)
+        }
+        starting = task
+        defer { starting = nil }
+        do {
+            let process = try await task.value
+            helper = process
+            logger.debug("history helper started", metadata: ["pid": "\(process.pid)"])
+            return process
+        } catch {
+            let e = error as? HandoffError ?? HistoryFailure.other(error)
+            logger.error("the activity history is unavailable", metadata: ["error": "\(e.message)"])
+            throw e
+        }
+    }
 
-    private static func entry(_ row: Row) -> HistoryEntry {
-        let keywords: String = row["keywords"]
-        return HistoryEntry(
-            id: row["id"], activityID: row["activityID"], activityType: row["activityType"], title: row["title"],
-            keywords: keywords.isEmpty ? [] : keywords.split(separator: "\u{1F}").map(String.init), webpageURL: row["webpageURL"],
-            documentPath: row["documentPath"], device: PeerDevice(id: row["deviceID"], name: row["deviceName"]), local: row["local"],
-            firstSeen: Timestamp(seconds: row["firstSeen"]), lastSeen: Timestamp(seconds: row["lastSeen"]))
+    private func scheduleIdleStop() {
+        guard helper != nil, !stopped else { return }
+        idleGeneration += 1
+        let generation = idleGeneration
+        idleTimer = group.any().scheduleTask(in: idleTimeout) { [weak self] in
+            guard let self else { return }
+            Task { await self.idleStop(generation) }
+        }
+    }
+
+    private func idleStop(_ generation: Int) {
+        guard generation == idleGeneration, inFlight == 0, let helper else { return }
+        logger.debug("history helper ended after a quiet period", metadata: ["pid": "\(helper.pid)"])
+        helper.close()
+        self.helper = nil
+        idleTimer = nil
+    }
+}
+
+enum HistoryFailure {
+    static func badReply(_ error: ValidationError) -> HandoffError {
+        HandoffError(.internal, code: "history_failed", message: "the history helper answered something unreadable: \(error)")
+    }
+
+    static func other(_ error: any Error) -> HandoffError {
+        HandoffError(.unavailable, code: "history_unavailable", message: "the history is unavailable: \(error)")
     }
 }

@@ -57,6 +57,7 @@ extension PeerService {
             : DiagnosticCheck("state-files", .warning, "State files", "kept aside because they could not be read: \(aside.joined(separator: ", "))",
                               fix: "look at them, then delete them: rm \(aside.map { "'\(stateDirectory)/\($0)'" }.joined(separator: " "))"))
         checks.append(PeerService.stateSpace(stateDirectory))
+        checks.append(historyCheck())
         switch discovery {
         case .running:
             checks.append(DiagnosticCheck("discovery", .ok, "mDNS (avahi-daemon)", "advertising and browsing through avahi-daemon on port \(listenPort)"))
@@ -70,10 +71,9 @@ extension PeerService {
             if let link = links[entry.id], let skew = link.clockSkewSeconds {
                 let name = link.deviceName
                 checks.append(abs(skew) > 60
-                    ? DiagnosticCheck("clock.\(entry.id)", .warning, "Clock of \(name)", String(format: "%@'s clock is %.0f s %@ this one's; expiry and history times will disagree",
-                                                                                                   name, abs(skew), skew > 0 ? "ahead of" : "behind"),
+                    ? DiagnosticCheck("clock.\(entry.id)", .warning, "Clock of \(name)", "\(name)'s clock is \(abs(skew).fixedPoint(digits: 0)) s \(skew > 0 ? "ahead of" : "behind") this one's; expiry and history times will disagree",
                                       fix: "turn on time sync on both: sudo timedatectl set-ntp true")
-                    : DiagnosticCheck("clock.\(entry.id)", .ok, "Clock of \(name)", String(format: "within %.1f s of this one", abs(skew))))
+                    : DiagnosticCheck("clock.\(entry.id)", .ok, "Clock of \(name)", "within \(abs(skew).fixedPoint(digits: 1)) s of this one"))
             }
         }
         if trust.all.isEmpty {
@@ -162,5 +162,19 @@ extension PeerService {
             }
         }
         return out.sorted()
+    }
+
+
+    /// The history's helper is a separate executable: a missing one would otherwise show
+    /// only at the first search.
+    func historyCheck() -> DiagnosticCheck {
+        guard let history else {
+            return DiagnosticCheck("history", .ok, "Activity history", "off (history-days = 0 in handoffd.conf)")
+        }
+        guard access(history.helperPath, X_OK) == 0 else {
+            return DiagnosticCheck("history", .failed, "Activity history", "its helper \(history.helperPath) is missing, so nothing is recorded and searches fail",
+                                   fix: "reinstall handoff (scripts/install puts handoff-history next to handoffd)")
+        }
+        return DiagnosticCheck("history", .ok, "Activity history", "kept for \(history.retentionDays) days by \(history.helperPath), started when needed")
     }
 }

@@ -137,8 +137,9 @@ public actor PeerService: Service {
         }
         for peer in settings.staticPeers { addStaticPeer(peer) }
         if let history {
-            // Searches never show what is past the retention; this frees the space.
-            await history.expire()
+            // Searches never show what is past the retention; this frees the space. The
+            // helper also does it whenever it starts, so not at start-up: that would start
+            // it for nothing.
             historyExpiry = group.any().scheduleRepeatedTask(initialDelay: .hours(6), delay: .hours(6)) { _ in
                 Task { await history.expire() }
             }
@@ -223,6 +224,7 @@ public actor PeerService: Service {
     private func stop() async {
         rotationTimer?.cancel()
         historyExpiry?.cancel()
+        await history?.stop()
         await streams.shutdown()
         await agent.shutdown()
         avahi?.stop()

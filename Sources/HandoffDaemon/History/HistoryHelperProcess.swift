@@ -1,0 +1,120 @@
+import CHandoffSystem
+import HandoffCore
+import HandoffWire
+import NIOCore
+import NIOExtras
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One running `handoff-history` (Sources/handoff-history): started with a socketpair as
+/// its standard input and output, spoken to in JSON lines, one reply per request in order.
+/// It exits when its input closes, which is how it is ended, and also what happens when
+/// handoffd dies, however it dies.
+final class HistoryHelperProcess: Sendable {
+    let pid: pid_t
+    private let channel: Channel
+
+    private init(pid: pid_t, channel: Channel) {
+        self.pid = pid
+        self.channel = channel
+    }
+
+    var isActive: Bool { channel.isActive }
+
+    /// Where the helper is: `HANDOFF_HISTORY_HELPER`, or `handoff-history` next to the
+    /// running executable (how scripts/install and the build directory both lay it out).
+    static func defaultPath() -> String {
+        if let p = getenv("HANDOFF_HISTORY_HELPER"), p.pointee != 0 { return String(cString: p) }
+        var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        guard n > 0 else { return "handoff-history" }
+        let exe = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = exe.lastIndex(of: "/") else { return "handoff-history" }
+        return exe[..<slash] + "/handoff-history"
+    }
+
+    static func start(path: String, directory: String, retentionDays: Int64, group: EventLoopGroup) async throws(HandoffError) -> HistoryHelperProcess {
+        guard access(path, X_OK) == 0 else {
+            throw HandoffError(.unavailable, code: "history_unavailable",
+                               message: "the history helper \(path) is missing or not executable (\(String(cString: strerror(errno)))): reinstall handoff with scripts/install, which puts handoff-history next to handoffd")
+        }
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot start the history helper: socketpair: \(String(cString: strerror(errno)))")
+        }
+        let argv = [path, "--directory", directory, "--retention-days", String(retentionDays)]
+        // Not the variables that describe handoffd's own sockets.
+        var env: [String] = []
+        var e = environ
+        while let p = e.pointee {
+            let entry = String(cString: p)
+            if !["LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "NOTIFY_SOCKET="].contains(where: entry.hasPrefix) { env.append(entry) }
+            e += 1
+        }
+        let cArgs = argv.map { strdup($0) } + [nil]
+        let cEnv = env.map { strdup($0) } + [nil]
+        defer { for p in cArgs + cEnv { free(p) } }
+        var pid: Int32 = 0
+        let rc = handoff_spawn_on_socket(path, cArgs, cEnv, fds[1], &pid)
+        Glibc.close(fds[1])
+        guard rc == 0 else {
+            Glibc.close(fds[0])
+            throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot start the history helper \(path): \(String(cString: strerror(rc)))")
+        }
+        do {
+            let channel = try await ClientBootstrap(group: group)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            ByteToMessageHandler(LineBasedFrameDecoder()),
+                            RequestResponseHandler<ByteBuffer, ByteBuffer>(),
+                        ])
+                    }
+                }
+                .withConnectedSocket(fds[0]).get()
+            let process = HistoryHelperProcess(pid: pid, channel: channel)
+            // Reaped on a pool thread once it has gone: it exits as soon as its input closes.
+            channel.closeFuture.whenComplete { _ in
+                NIOThreadPool.singleton.submit { _ in
+                    var status: Int32 = 0
+                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                }
+            }
+            return process
+        } catch {
+            Glibc.close(fds[0])
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot talk to the history helper: \(error)")
+        }
+    }
+
+    /// One request and its reply. A helper that does not answer within `timeout` is killed,
+    /// so a wedged history costs one error, not a request that never ends.
+    func send(_ request: HistoryHelperRequest, timeout: TimeAmount) async throws -> HistoryHelperReply {
+        var line = channel.allocator.buffer(capacity: 256)
+        line.writeString(request.json.serialized())
+        line.writeInteger(UInt8(ascii: "\n"))
+        let promise = channel.eventLoop.makePromise(of: ByteBuffer.self)
+        let pid = pid
+        let deadline = channel.eventLoop.scheduleTask(in: timeout) {
+            kill(pid, SIGKILL)
+            promise.fail(HistoryHelperTimeout())
+        }
+        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        channel.writeAndFlush((line, promise), promise: nil)
+        let reply = try await promise.futureResult.get()
+        return try HistoryHelperReply(json: try JSONValue(parsing: Array(reply.readableBytesView)))
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+struct HistoryHelperTimeout: Error, CustomStringConvertible {
+    var description: String { "the history helper did not answer in time" }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import GRDB
+import HandoffCore
+import HandoffWire
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The activities this workstation and its trusted peers offered, kept in SQLite with a
+/// full-text index (FTS5) so that they can be found again (Docs/LocalAPI.md §19). Only
+/// offers whose app allowed it (`eligibleForSearch`) are kept, and of userInfo only the
+/// keys it opted in; entries older than the retention are dropped.
+///
+/// Used by the history helper (`handoff-history`) alone, from its one thread: GRDB brings
+/// full Foundation and ICU, which handoffd itself never loads (Docs/Architecture.md).
+public final class HistoryDatabase {
+    private let db: DatabaseQueue
+    private let logger: Logger
+    public let retentionSeconds: Int64
+
+    /// Opens (or makes) `history.sqlite` in `directory`. A file SQLite cannot read is moved
+    /// aside (kept for a look) and a new one started: the history is a convenience, and
+    /// losing it must not stop the daemon.
+    public init(directory: String, retentionDays: Int64, logger: Logger) throws {
+        self.logger = logger
+        retentionSeconds = retentionDays * 86_400
+        let path = directory + "/history.sqlite"
+        do {
+            db = try HistoryDatabase.open(path)
+        } catch {
+            let aside = path + ".unreadable-\(SystemClock.now().seconds)"
+            _ = rename(path, aside)
+            logger.error("the history could not be opened; starting a new one and keeping the old file aside",
+                         metadata: ["error": "\(error)", "kept": "\(aside)"])
+            for suffix in ["-wal", "-shm"] { _ = unlink(path + suffix) }
+            db = try HistoryDatabase.open(path)
+        }
+    }
+
+    /// An in-memory history (tests, benchmarks).
+    public init(inMemory retentionDays: Int64 = 30, logger: Logger) throws {
+        self.logger = logger
+        retentionSeconds = retentionDays * 86_400
+        db = try DatabaseQueue()
+        try HistoryDatabase.migrator.migrate(db)
+    }
+
+    private static func open(_ path: String) throws -> DatabaseQueue {
+        var config = Configuration()
+        config.journalMode = .wal
+        let q = try DatabaseQueue(path: path, configuration: config)
+        _ = chmod(path, 0o600)
+        // Reading the schema is what tells a file that is not a database; a whole-file
+        // check here would read all of it at every start (0.3 s at 100,000 entries).
+        try migrator.migrate(q)
+        return q
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            // `seq` (the rowid, and so the full-text index's) grows each time an entry is
+            // seen again, so newest-first is the index's own order and a search stops after
+            // `limit` matches instead of sorting them all; `id` stays what users type.
+            try db.create(table: "entry") { t in
+                t.primaryKey("seq", .integer)
+                t.column("id", .integer).notNull().unique()
+                t.column("activityID", .text).notNull()
+                t.column("deviceID", .text).notNull()
+                t.column("deviceName", .text).notNull()
+                t.column("local", .boolean).notNull()
+                t.column("activityType", .text).notNull()
+                t.column("title", .text).notNull()
+                t.column("keywords", .text).notNull()
+                t.column("text", .text).notNull()
+                t.column("webpageURL", .text)
+                t.column("documentPath", .text)
+                t.column("document", .blob)
+                t.column("firstSeen", .integer).notNull()
+                t.column("lastSeen", .integer).notNull()
+                t.uniqueKey(["activityID", "deviceID"])
+            }
+            try db.create(index: "entry_lastSeen", on: "entry", columns: ["lastSeen"])
+            try db.execute(sql: "CREATE INDEX entry_deviceName ON entry(deviceName COLLATE NOCASE)")
+            try db.create(index: "entry_deviceID", on: "entry", columns: ["deviceID"])
+            try db.create(virtualTable: "entry_fts", using: FTS5()) { t in
+                t.synchronize(withTable: "entry")
+                t.tokenizer = .unicode61()
+                t.column("title")
+                t.column("keywords")
+                t.column("text")
+                t.column("webpageURL")
+                t.column("documentPath")
+                t.column("activityType")
+            }
+        }
+        return m
+    }
+
+    /// Notes an offer (ours or a peer's). Not eligible for search: nothing is kept.
+    public func record(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp = SystemClock.now()) {
+        guard let search = offer.search else { return }
+        let document = search.document.map { PropertyBinaryEncoding.encode($0.propertyValue) }
+        do {
+            try db.write { db in
+                try db.execute(sql: """
+                    INSERT INTO entry (seq, id, activityID, deviceID, deviceName, local, activityType, title, keywords, text, webpageURL,
+                                       documentPath, document, firstSeen, lastSeen)
+                    VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM entry), (SELECT coalesce(max(id), 0) + 1 FROM entry),
+                            ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(activityID, deviceID) DO UPDATE SET
+                        seq = (SELECT max(seq) + 1 FROM entry), deviceName = excluded.deviceName, activityType = excluded.activityType, title = excluded.title,
+                        keywords = excluded.keywords, text = excluded.text, webpageURL = excluded.webpageURL,
+                        documentPath = excluded.documentPath, document = excluded.document, lastSeen = excluded.lastSeen
+                    """, arguments: [offer.id.rawValue, device.id, device.name, local, offer.activityType, offer.title,
+                                     search.keywords.joined(separator: "\u{1F}"), search.text, offer.webpageURL,
+                                     search.document?.path, document.map { Data($0) }, now.seconds, now.seconds])
+            }
+        } catch {
+            logger.warning("could not record an activity in the history", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Newest first. Words match as prefixes, all of them, in the title, keywords,
+    /// opted-in text, web page, document path or type.
+    public func search(_ q: HistoryQuery, at now: Timestamp = SystemClock.now()) throws -> [HistoryEntry] {
+        var conditions = ["entry.lastSeen >= ?"]
+        var arguments: StatementArguments = [max(q.since?.seconds ?? Int64.min, now.seconds - retentionSeconds)]
+        var pattern: FTS5Pattern?
+        if let text = q.text {
+            pattern = FTS5Pattern(matchingAllPrefixesIn: text)
+            // Words FTS5 cannot take apart match nothing.
+            if pattern == nil && text.contains(where: { $0.isLetter || $0.isNumber }) { return [] }
+        }
+        if let device = q.device {
+            // A device ID's prefix as a range, so both halves use an index.
+            let prefix = device.uppercased()
+            let deviceCondition = "(entry.deviceName = ? COLLATE NOCASE OR entry.deviceID BETWEEN ? AND ?)"
+            let deviceArguments: StatementArguments = [device, prefix, prefix + "~"]
+            // A device with no entries at all answers at once instead of reading every match.
+            let known = try db.read { db in
+                try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM entry WHERE \(deviceCondition.replacingOccurrences(of: "entry.", with: "")))",
+                                  arguments: deviceArguments) ?? false
+            }
+            if !known { return [] }
+            conditions.append(deviceCondition)
+            _ = arguments.append(contentsOf: deviceArguments)
+        }
+        _ = arguments.append(contentsOf: [q.limit])
+        let sql: String
+        if let pattern {
+            // Walk the index's matches newest first (rowid order) and stop at the limit.
+            sql = "SELECT entry.* FROM entry_fts JOIN entry ON entry.seq = entry_fts.rowid WHERE entry_fts MATCH ? AND "
+                + conditions.joined(separator: " AND ") + " ORDER BY entry_fts.rowid DESC LIMIT ?"
+            arguments = [pattern] + arguments
+        } else {
+            sql = "SELECT * FROM entry WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq DESC LIMIT ?"
+        }
+        return try db.read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map(HistoryDatabase.entry)
+        }
+    }
+
+    /// The entry and its document reference (to reopen it).
+    public func entry(_ id: Int64) throws -> (HistoryEntry, DocumentReference?)? {
+        try db.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM entry WHERE id = ?", arguments: [id]) else { return nil }
+            let blob: Data? = row["document"]
+            let document = blob.flatMap { try? PropertyBinaryEncoding.decode([UInt8]($0)) }.flatMap { try? DocumentReference(propertyValue: $0) }
+            return (HistoryDatabase.entry(row), document)
+        }
+    }
+
+    /// Drops what is older than the retention; returns how many.
+    @discardableResult
+    public func expire(at now: Timestamp = SystemClock.now()) -> Int {
+        (try? db.write { db in
+            try db.execute(sql: "DELETE FROM entry WHERE lastSeen < ?", arguments: [now.seconds - retentionSeconds])
+            return db.changesCount
+        }) ?? 0
+    }
+
+    /// Forgets everything; returns how many entries there were.
+    public func clear() throws -> Int {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM entry")
+            return db.changesCount
+        }
+    }
+
+    public func count() throws -> Int { try db.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM entry") ?? 0 } }
+
+    private static func entry(_ row: Row) -> HistoryEntry {
+        let keywords: String = row["keywords"]
+        return HistoryEntry(
+            id: row["id"], activityID: row["activityID"], activityType: row["activityType"], title: row["title"],
+            keywords: keywords.isEmpty ? [] : keywords.split(separator: "\u{1F}").map(String.init), webpageURL: row["webpageURL"],
+            documentPath: row["documentPath"], device: PeerDevice(id: row["deviceID"], name: row["deviceName"]), local: row["local"],
+            firstSeen: Timestamp(seconds: row["firstSeen"]), lastSeen: Timestamp(seconds: row["lastSeen"]))
+    }
+}
