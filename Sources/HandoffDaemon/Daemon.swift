@@ -94,7 +94,13 @@ public struct Daemon: Sendable {
         let server = ControlServer(
             listener: listener, router: router, registry: registry, settings: serverSettings,
             group: MultiThreadedEventLoopGroup.singleton, logger: logger,
-            onReady: { SystemdNotifier.notify("READY=1\nSTATUS=serving on \(listener.path)") })
+            onReady: {
+                SystemdNotifier.notify("READY=1\nSTATUS=serving on \(listener.path)")
+                // Once the peer side has started too (TLS, Avahi), which takes well under this.
+                if getenv("HANDOFF_KEEP_STARTUP_CODE") == nil {
+                    MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .seconds(5)) { StartupCodeRelease.release(logger: logger) }
+                }
+            })
 
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: server), .init(service: peers)],

@@ -232,6 +232,27 @@ import Testing
         #expect(try await client.history(HistoryQuery(text: "plan")).map(\.title) == ["Quarterly plan"], "started again, same history")
     }
 
+    /// Once ready, handoffd hands the pages only start-up used back to the kernel (what
+    /// that saves is measured by scripts/bench-local, not here: pages other handoffd
+    /// processes of a parallel test run also map are not reclaimed). What it runs next is
+    /// read back as it runs: everything still works.
+    @Test func startupCodeIsHandedBackAndTheDaemonWorksOn() async throws {
+        let daemon = try await DaemonProcess().start()
+        defer { Task { _ = await daemon.stop() } }
+        try await eventually(timeout: 20, "the start-up code to be handed back\n\(daemon.log())") {
+            daemon.log().contains("start-up code handed back to the kernel")
+        }
+        let line = try #require(daemon.log().split(separator: "\n").first { $0.contains("start-up code handed back") })
+        let bytes = line.split(separator: "=").last.flatMap { Int($0) } ?? 0
+        #expect(bytes > 1 << 20, "the executable's code was advised: \(line)")
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        var draft = ActivityDraft(activityType: "org.example.edit")
+        draft.title = "After the release"
+        let record = try await client.becomeCurrent(draft)
+        #expect(try await client.activity(record.activity.id.rawValue).activity.title == "After the release")
+        #expect(try await client.status().deviceName == "test-device")
+    }
+
     @Test func badConfigFileIsAClearError() async throws {
         let daemon = try DaemonProcess()
         let configDir = daemon.directory + "/config/handoff"
