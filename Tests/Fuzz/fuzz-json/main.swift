@@ -38,6 +38,14 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     _ = PeerInfo.list(json: value)
     _ = AccountDevices(json: value)
     _ = try? ContinuedActivity(json: value)
+    // Between handoffd and its history helper: what parses must print and parse back the same.
+    if let r = try? HistoryHelperRequest(json: value) {
+        precondition((try? HistoryHelperRequest(json: r.json)) == r, "a history helper request does not survive its own line")
+    }
+    if let r = try? HistoryHelperReply(json: value) {
+        precondition((try? HistoryHelperReply(json: r.json)) == r, "a history helper reply does not survive its own line")
+        if case .ok(let v) = r { _ = try? HistoryHelperReply.entry(json: v) }
+    }
     return 0
 }
 
@@ -56,6 +64,15 @@ func seeds() -> [[UInt8]] {
                #"{"event":"will-continue","activityType":"com.example.x","device":{"id":"A","name":"b"}}"#,
                #"[1,-2.5e3,"\u00e9\ud83d\ude00",true,null,{"a":[]}]"#].map { Array($0.utf8) }
     out.append(Array(ActivityRecord(activity: a, state: .current, owner: "session", payloadSize: 10).json.serialized().utf8))
+    let device = PeerDevice(id: "ABC", name: "desk")
+    out.append(Array(HistoryHelperRequest.record(ActivitySummary(a, payloadSize: 10), device: device, local: true,
+                                                 at: Timestamp(seconds: 1_800_000_000)).json.serialized().utf8))
+    out.append(Array(HistoryHelperRequest.search(HistoryQuery(text: "plan", limit: 5), at: Timestamp(seconds: 1_800_000_000)).json.serialized().utf8))
+    let entry = HistoryEntry(id: 3, activityID: a.id.rawValue, activityType: a.activityType, title: a.title, keywords: ["notes"],
+                             webpageURL: a.webpageURL, documentPath: "Projects/plan.odt", device: device, local: true,
+                             firstSeen: a.createdAt, lastSeen: a.createdAt)
+    out.append(Array(HistoryHelperReply.ok(HistoryHelperReply.entryJSON(entry, document: seedDocument())).json.serialized().utf8))
+    out.append(Array(HistoryHelperReply.failed(code: "bad_request", message: "no").json.serialized().utf8))
     return out
 }
 
