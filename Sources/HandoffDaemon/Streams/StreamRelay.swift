@@ -51,7 +51,17 @@ enum StreamRelay {
             group.addTask {
                 await appToPeer(app, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state)
             }
-            await peerToApp(&peerMessages, app: app, peerName: peerName, state: state)
+            if await peerToApp(&peerMessages, app: app, peerName: peerName, state: state) == .appGone {
+                // The app's connection went while the peer's bytes were on their way to it.
+                // Why it went is for the app's direction to say: an error frame it sent just
+                // before closing (a command that failed, say) is still to be read there, and
+                // it must reach the peer, not a guess of ours. Only an app that had ended
+                // its own direction and then stopped reading leaves nothing to say: then we do.
+                await group.waitForAll()
+                if state.fail(StreamFailure("app_closed", "the app at the other end stopped reading before the stream ended")) {
+                    await sendLast(state.failure!.peerFrame, on: peerChannel)
+                }
+            }
             if state.failure != nil {
                 group.cancelAll()
                 app.channel.close(promise: nil)
@@ -109,9 +119,9 @@ enum StreamRelay {
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
         } catch {
-            // Reading the app failed (its connection broke).
-            let f = StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream")
-            if state.fail(f) { await sendLast(f.frame, on: app.channel) }
+            // Reading the app failed: its connection broke. The peer hears it, not a bare close.
+            let f = StreamFailure("app_closed", "the app at the other end lost its connection to handoffd")
+            if state.fail(f) { await sendLast(f.peerFrame, on: peerChannel) }
             peerChannel.close(promise: nil)
             app.channel.close(promise: nil)
         }
@@ -127,9 +137,13 @@ enum StreamRelay {
         limit.cancel()
     }
 
+    enum PeerDirectionOutcome { case done, appGone }
+
     /// The peer's direction, to `app`; without an app (a stream file at the origin) what
     /// arrives is counted and dropped, with the same rules for its end and its failures.
-    static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd?, peerName: String, state: State) async {
+    /// `.appGone`: a write to the app failed, and nothing was recorded (see `run`).
+    @discardableResult
+    static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd?, peerName: String, state: State) async -> PeerDirectionOutcome {
         func fail(_ f: StreamFailure) async {
             // Flushed before the relay closes the app's connection, or the app would see
             // a bare close instead of the reason.
@@ -140,30 +154,31 @@ enum StreamRelay {
             while let message = try await messages.next() {
                 switch message {
                 case .stream(.data(let bytes)) where !ended:
-                    try await app?.outbound.write(.data(bytes))
+                    do { try await app?.outbound.write(.data(bytes)) } catch { return state.failure == nil ? .appGone : .done }
                     state.add(toApp: bytes.readableBytes)
                 case .stream(.end) where !ended:
                     ended = true
                     state.peerEnded()
-                    try await app?.channel.writeAndFlush(StreamFrame.end).get()
-                    if state.hasAppEnded { return }
+                    do { try await app?.channel.writeAndFlush(StreamFrame.end).get() } catch { return state.failure == nil ? .appGone : .done }
+                    if state.hasAppEnded { return .done }
                     // Keep reading: the peer's close (or an error) after this still counts
                     // while our app's direction is open.
                 case .stream(.error(let code, let message)), .error(let code, let message):
                     await fail(StreamFailure(wire: code, message))
-                    return
+                    return .done
                 default:
                     await fail(StreamFailure("protocol", "\(peerName) sent something that is not a stream frame"))
-                    return
+                    return .done
                 }
             }
         } catch {
-            if state.failure != nil { return }  // we closed it because of a failure already
+            if state.failure != nil { return .done }  // we closed it because of a failure already
             await fail(StreamFailure("peer_gone", "the connection to \(peerName) broke during the stream: \(error)"))
-            return
+            return .done
         }
         // The peer closed. Fine once both directions are done; otherwise the stream broke.
-        if state.failure != nil || (ended && state.hasAppEnded) { return }
+        if state.failure != nil || (ended && state.hasAppEnded) { return .done }
         await fail(StreamFailure("peer_gone", "\(peerName) closed the stream before it was finished"))
+        return .done
     }
 }
