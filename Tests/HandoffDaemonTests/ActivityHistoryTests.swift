@@ -65,6 +65,20 @@ struct ActivityHistoryTests {
         await eventually("the helper to end at stop") { !alive(second) }
     }
 
+    @Test func notedOffersAreWrittenInOrderAndAllOfThemBeforeAStop() async throws {
+        let dir = directory()
+        defer { remove(dir) }
+        let h = ActivityHistory(directory: dir, retentionDays: 30, logger: Logger(label: "test"))
+        await h.startRecording()
+        for i in 0..<20 { h.note(offer("Noted \(i)"), device: desk, local: true) }
+        h.note(offer("Not searchable", search: false), device: desk, local: true)
+        await h.stop()  // at once: what was queued is written first
+        let again = ActivityHistory(directory: dir, retentionDays: 30, logger: Logger(label: "test"))
+        let titles = try await again.search(HistoryQuery(text: "noted", limit: 50)).map(\.title)
+        #expect(titles == (0..<20).reversed().map { "Noted \($0)" }, "all of them, newest first")
+        await again.stop()
+    }
+
     @Test func aHelperThatDiedIsStartedAgain() async throws {
         let dir = directory()
         defer { remove(dir) }

@@ -32,6 +32,17 @@ public actor ActivityHistory {
     /// Tells a quiet period's timer that fired late from one still current.
     private var idleGeneration = 0
     private var stopped = false
+    /// Offers to record, in the order they were seen, written by one task: callers do not
+    /// wait for the helper, and a stop writes what is queued before the helper ends.
+    private struct Noted: Sendable {
+        var offer: ActivitySummary
+        var device: PeerDevice
+        var local: Bool
+        var at: Timestamp
+    }
+    private let notes: AsyncStream<Noted>.Continuation
+    private let notesStream: AsyncStream<Noted>
+    private var recorder: Task<Void, Never>?
 
     init(directory: String, retentionDays: Int64, helperPath: String = HistoryHelperProcess.defaultPath(),
          idleTimeout: TimeAmount = .seconds(60), requestTimeout: TimeAmount = .seconds(10),
@@ -43,6 +54,27 @@ public actor ActivityHistory {
         self.requestTimeout = requestTimeout
         self.group = group
         self.logger = logger
+        (notesStream, notes) = AsyncStream<Noted>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+    }
+
+    /// Starts writing what `note` queues (PeerService, as it starts).
+    func startRecording() {
+        guard recorder == nil else { return }
+        let stream = notesStream
+        recorder = Task { [weak self] in
+            for await n in stream {
+                guard let self else { return }
+                await self.record(n.offer, device: n.device, local: n.local, at: n.at)
+            }
+        }
+    }
+
+    /// Queues an offer to record (ours or a peer's) and returns at once; offers not
+    /// eligible for search are dropped here, without starting the helper. At most the
+    /// newest 1024 wait, should the helper be slow.
+    nonisolated func note(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp = SystemClock.now()) {
+        guard offer.search != nil else { return }
+        notes.yield(Noted(offer: offer, device: device, local: local, at: now))
     }
 
     /// The helper's process ID while it runs (diagnostics, tests).
@@ -83,8 +115,10 @@ public actor ActivityHistory {
 
     func count() async throws(HandoffError) -> Int { try integer(await call(.count)) }
 
-    /// At shutdown: the helper's input closes and it exits.
-    func stop() {
+    /// At shutdown: what is queued is recorded, then the helper's input closes and it exits.
+    func stop() async {
+        notes.finish()
+        await recorder?.value
         stopped = true
         idleTimer?.cancel()
         helper?.close()

@@ -137,6 +137,7 @@ public actor PeerService: Service {
         }
         for peer in settings.staticPeers { addStaticPeer(peer) }
         if let history {
+            await history.startRecording()
             // Searches never show what is past the retention; this frees the space. The
             // helper also does it whenever it starts, so not at start-up: that would start
             // it for nothing.
@@ -416,7 +417,7 @@ public actor PeerService: Service {
         case .recordOffer(let summary):
             devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
             await registry.broadcast(.peerOffer(link.device, summary))
-            if let summary, let history { await history.record(summary, device: link.device, local: false) }
+            if let summary, let history { history.note(summary, device: link.device, local: false) }
         case .refuseFetch(let request, let code, let message):
             link.send(.fetched(requestID: request, .failure(code: code, message: message)))
         case .answerFetch(let request, let id):
@@ -508,7 +509,7 @@ public actor PeerService: Service {
     private func offerChanged(_ offer: ActivitySummary?) {
         currentOffer = offer
         for link in subscribers.values { link.send(.offer(offer)) }
-        if let offer, let history { Task { await history.record(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) } }
+        if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
         // The change hint tells browsers something changed, not what.
         if let avahi { avahi.publish(advertisement(newHint: true)) }
     }
