@@ -146,7 +146,7 @@ let package = Package(
             dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "HandoffDaemonTests",
-            dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "HandoffHistoryTests", dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire",
                                                                .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffWire"]),

@@ -22,15 +22,26 @@ public struct ContinuationStream: Sendable {
 
         init(_ iterator: NIOAsyncChannelInboundStream<StreamFrame>.AsyncIterator) { self.iterator = iterator }
 
-        /// The next bytes; nil once the other side ended its direction.
+        /// The next bytes; nil once the other side ended its direction. (On a stream whose
+        /// bytes handoffd writes into a file, `next()` tells how far it got.)
         public func read() async throws -> ByteBuffer? {
+            while let delivery = try await next() {
+                if case .bytes(let bytes) = delivery { return bytes }
+            }
+            return nil
+        }
+
+        /// What arrived: bytes, or, on a stream opened `into` a file, how many bytes
+        /// handoffd has written into it so far. Nil once the other side ended its direction.
+        public func next() async throws -> Delivery? {
             if ended { return nil }
             let frame: StreamFrame?
             do { frame = try await iterator.next() } catch {
                 throw HandoffClientError.stream(code: "connection_lost", message: "the connection to handoffd broke: \(error)")
             }
             switch frame {
-            case .data(let bytes)?: return bytes
+            case .data(let bytes)?: return .bytes(bytes)
+            case .written(let total)?: return .written(total)
             case .end?:
                 ended = true
                 return nil
@@ -41,10 +52,17 @@ public struct ContinuationStream: Sendable {
         }
     }
 
+    public enum Delivery: Sendable {
+        case bytes(ByteBuffer)
+        /// Bytes written into the stream's file so far (`withStream(toActivity:into:)`).
+        case written(Int64)
+    }
+
     /// Sends to the other side. Writes wait while the other side is not keeping up.
     public struct Writer: Sendable {
         let outbound: NIOAsyncChannelOutboundWriter<StreamFrame>
         let channel: Channel
+        let failure: StreamFailureWatcher.Seen
 
         public func write(_ bytes: ByteBuffer) async throws {
             // Any size in, frames of at most 256 KiB out (the daemon refuses frames over 1 MiB).
@@ -52,7 +70,7 @@ public struct ContinuationStream: Sendable {
             while rest.readableBytes > 0 {
                 let piece = rest.readSlice(length: min(rest.readableBytes, StreamFrame.preferredDataBytes))!
                 do { try await outbound.write(.data(piece)) } catch {
-                    throw HandoffClientError.stream(code: "connection_lost", message: "the stream closed while writing: \(error)")
+                    throw failure.error ?? HandoffClientError.stream(code: "connection_lost", message: "the stream closed while writing: \(error)")
                 }
             }
         }
@@ -62,7 +80,7 @@ public struct ContinuationStream: Sendable {
         /// Ends this direction; the other side's reader sees the end after all bytes.
         public func finish() async throws {
             do { try await channel.writeAndFlush(StreamFrame.end).get() } catch {
-                throw HandoffClientError.stream(code: "connection_lost", message: "the stream closed before it was ended: \(error)")
+                throw failure.error ?? HandoffClientError.stream(code: "connection_lost", message: "the stream closed before it was ended: \(error)")
             }
         }
 
@@ -92,8 +110,15 @@ extension HandoffClient {
     /// Continuing side: opens a stream to an activity continued from another workstation
     /// and runs `body` with it; the stream closes when `body` returns.
     /// With `document`, the stream carries the activity's document from the origin instead.
-    public func withStream<R: Sendable>(toActivity id: String, document: Bool = false, _ body: (ContinuationStream) async throws -> R) async throws -> R {
-        try await StreamConnection.run(socketPath: socketPath, path: ControlPaths.openStream(activity: id) + (document ? "&document=1" : ""), headers: [], body)
+    ///
+    /// With `into` (an absolute path: an empty regular file you made, or /dev/null),
+    /// handoffd writes what the origin sends into that file itself, one hop fewer than
+    /// through this process: the reader then gets `.written` counts instead of bytes, and
+    /// its end once everything is written (not synced: sync the file if you keep it).
+    /// A handoffd too old for `into` sends bytes as usual, so handle `.bytes` too.
+    public func withStream<R: Sendable>(toActivity id: String, document: Bool = false, into: String? = nil,
+                                        _ body: (ContinuationStream) async throws -> R) async throws -> R {
+        try await StreamConnection.run(socketPath: socketPath, path: ControlPaths.openStream(activity: id, document: document, into: into), headers: [], body)
     }
 
     /// Origin side: takes the stream a `stream-requested` event asked this app for.
@@ -135,6 +160,7 @@ enum StreamConnection {
             channel.eventLoop.makeCompletedFuture {
                 let ops = channel.pipeline.syncOperations
                 try ops.addHandler(ByteToMessageHandler(StreamFrameDecoder(), maximumBufferSize: StreamFrame.maximumFrameBytes + 4))
+                try ops.addHandler(StreamFailureWatcher())
                 try ops.addHandler(StreamFrameEncoder())
                 channel.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024)).whenFailure { _ in }
                 // Bulk data: read in large pieces rather than NIO's 64 KiB at most.
@@ -179,8 +205,9 @@ enum StreamConnection {
                 do { first = try await iterator.next() } catch { throw HandoffClientError.connectionLost("\(error)") }
                 switch first {
                 case .open(let o)?:
+                    let seen = try await channel.channel.pipeline.handler(type: StreamFailureWatcher.self).map(\.seen).get()
                     let stream = ContinuationStream(info: StreamInfo(o), reader: .init(iterator),
-                                                    writer: .init(outbound: outbound, channel: channel.channel))
+                                                    writer: .init(outbound: outbound, channel: channel.channel, failure: seen))
                     return try await body(stream)
                 case .error(let code, let message)?:
                     throw HandoffClientError.stream(code: code, message: message)

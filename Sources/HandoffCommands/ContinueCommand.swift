@@ -96,7 +96,8 @@ struct ContinueCommand: AsyncParsableCommand {
         let sink = try streamTo.map(StreamEnds.openSink)
         defer { if let source, source.fd != 0 { close(source.fd) } }
         do {
-            let (sent, received) = try await options.client.withStream(toActivity: activity.id.rawValue) { stream in
+            // A file (or /dev/null) is written by handoffd itself: the bytes skip this process.
+            let (sent, received) = try await options.client.withStream(toActivity: activity.id.rawValue, into: sink?.daemonWritable) { stream in
                 let progress = StreamProgress(total: stream.info.length, enabled: sink != nil && sink?.file.fd != 2 && isatty(2) == 1 && !options.json)
                 do {
                     return try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -113,9 +114,14 @@ struct ContinueCommand: AsyncParsableCommand {
                             try await stream.writer.finish()
                             return total
                         }
-                        while let bytes = try await stream.reader.read() {
-                            if let sink { try await sink.file.write(bytes) }
-                            progress.add(bytes.readableBytes)
+                        while let delivery = try await stream.reader.next() {
+                            switch delivery {
+                            case .bytes(let bytes):
+                                if let sink { try await sink.file.write(bytes) }
+                                progress.add(bytes.readableBytes)
+                            case .written(let total):
+                                progress.set(total)
+                            }
                         }
                         progress.finish()
                         return (try await group.next() ?? 0, progress.bytes)
@@ -156,11 +162,15 @@ enum StreamEnds {
         let file: BlockingFile
         let temporary: String?
         let path: String
+        /// The absolute path handoffd may write into for us: the temporary file, or
+        /// /dev/null; nil for stdout, pipes and other devices, which get the bytes from here.
+        let daemonWritable: String?
 
-        init(file: BlockingFile, temporary: String?, path: String) {
+        init(file: BlockingFile, temporary: String?, path: String, daemonWritable: String? = nil) {
             self.file = file
             self.temporary = temporary
             self.path = path
+            self.daemonWritable = daemonWritable
         }
 
         func commit() throws {
@@ -187,7 +197,9 @@ enum StreamEnds {
             // A device or pipe (/dev/null, a FIFO): write to it directly.
             let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw CommandFailure(description: "--stream-to \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage) }
-            return Sink(file: BlockingFile(fd: fd, name: path), temporary: nil, path: path)
+            var null = stat()
+            let isNull = (st.st_mode & S_IFMT) == S_IFCHR && stat("/dev/null", &null) == 0 && null.st_rdev == st.st_rdev
+            return Sink(file: BlockingFile(fd: fd, name: path), temporary: nil, path: path, daemonWritable: isNull ? "/dev/null" : nil)
         }
         var template = Array((path + ".handoff-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -195,7 +207,14 @@ enum StreamEnds {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         fchmod(fd, 0o666 & ~currentUmask())  // what a plain create would give, not mkstemp's 0600
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return Sink(file: BlockingFile(fd: fd, name: path), temporary: temporary, path: path)
+        return Sink(file: BlockingFile(fd: fd, name: path), temporary: temporary, path: path, daemonWritable: absolute(temporary))
+    }
+
+    private static func absolute(_ path: String) -> String? {
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return nil }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
     }
 
     private static func currentUmask() -> mode_t {

@@ -17,9 +17,14 @@ final class StreamProgress: Sendable {
         self.enabled = enabled
     }
 
-    func add(_ n: Int) {
+    func add(_ n: Int) { update { $0 += Int64(n) } }
+
+    /// The count handoffd reports when it writes the file itself.
+    func set(_ total: Int64) { update { $0 = total } }
+
+    private func update(_ change: (inout Int64) -> Void) {
         let line: String? = state.withLockedValue { s in
-            s.bytes += Int64(n)
+            change(&s.bytes)
             let now = NIODeadline.now()
             guard enabled, now - s.lastDraw >= .milliseconds(100) else { return nil }
             s.lastDraw = now

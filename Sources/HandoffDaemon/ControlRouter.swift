@@ -221,7 +221,7 @@ struct ControlRouter: Sendable {
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlPaths.streamProtocol {
                     throw HandoffError.badRequest(route == .openStream
-                        ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation"
+                        ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation (and, optionally, &into=<an absolute path, percent-encoded>)"
                         : "the stream id is 32 hex digits, and \(ControlPaths.streamLengthHeader) a whole number of bytes")
                 }
                 throw HandoffError(.versionMismatch, code: "upgrade_required",

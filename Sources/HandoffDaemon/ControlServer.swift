@@ -174,9 +174,17 @@ public final class ControlServer: Service, Sendable {
                              outbound: NIOAsyncChannelOutboundWriter<StreamFrame>, channel: Channel) async throws {
         let finished = channel.eventLoop.makePromise(of: Void.self)
         switch request {
-        case .open(let activityID, let document):
-            let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
+        case .open(let activityID, let document, let into):
+            var end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
+            if let into {
+                do { end.sink = try StreamFileSink.open(into) } catch {
+                    try await outbound.write(error.frame)
+                    finished.succeed()
+                    break
+                }
+            }
             await router.peers.continueStream(activityID, document: document, app: end)
+            await end.sink?.close()
             finished.succeed()
         case .accept(let streamID, let length):
             let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: length, finished: finished)

@@ -46,6 +46,11 @@ public enum ControlPaths {
     public static func sourceAnswer(_ requestID: String) -> String { "/v1/source-answers/\(requestID)" }
     /// Continuation streams: open one to a continued activity (HTTP upgrade)...
     public static func openStream(activity: String) -> String { "/v1/streams?activity=\(activity)" }
+    /// ...asking handoffd to write what the origin sends into `path` (absolute; an empty
+    /// regular file the caller made, or /dev/null) instead of passing it on as data frames.
+    public static func openStream(activity: String, document: Bool, into path: String?) -> String {
+        openStream(activity: activity) + (document ? "&document=1" : "") + (path.map { "&into=" + PercentEncoding.encode($0) } ?? "")
+    }
     /// ...and, at the origin, take (upgrade) or refuse one the owner was asked for.
     public static func acceptStream(_ streamID: String) -> String { "/v1/streams/\(streamID)/accept" }
     public static func refuseStream(_ streamID: String) -> String { "/v1/streams/\(streamID)/refuse" }

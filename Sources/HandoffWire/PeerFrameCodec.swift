@@ -33,7 +33,7 @@ public struct PeerFrameDecoder: ByteToMessageDecoder {
         buffer.moveReaderIndex(forwardBy: 4)
         // Stream frames (continuation stream connections) skip the property-list path:
         // their data is passed on as a slice of what was read, not copied.
-        if let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self), StreamFrame.isStreamType(type), type != StreamFrame.openType {
+        if let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self), StreamFrame.isPeerStreamType(type) {
             buffer.moveReaderIndex(forwardBy: 1)
             let body = buffer.readSlice(length: Int(length) - 1)!
             context.fireChannelRead(wrapInboundOut(.stream(try StreamFrame.decode(type: type, body: body))))

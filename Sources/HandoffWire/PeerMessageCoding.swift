@@ -103,7 +103,7 @@ public enum PeerMessageCoding {
             }
             return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name, purpose: purpose, listenPort: port, time: time))
         }
-        if StreamFrame.isStreamType(type), type != StreamFrame.openType {
+        if StreamFrame.isPeerStreamType(type) {
             var buffer = ByteBuffer()
             buffer.writeBytes(body)
             return .stream(try StreamFrame.decode(type: type, body: buffer))

@@ -17,18 +17,25 @@ public enum StreamFrame: Sendable, Equatable {
     case end
     /// The stream failed; both directions are over and the connection closes.
     case error(code: String, message: String)
+    /// Bytes of the other side's direction that the daemon has written into the file the
+    /// app named (`into`), so far. Control socket only, daemon to app, instead of `data`.
+    case written(Int64)
 
     public static let dataType: UInt8 = 0x10
     public static let endType: UInt8 = 0x11
     public static let errorType: UInt8 = 0x12
     public static let openType: UInt8 = 0x13
+    public static let writtenType: UInt8 = 0x14
 
     /// The largest `data` payload our writers produce; receivers accept up to their frame cap.
     public static let preferredDataBytes = 256 * 1024
     /// The default frame cap on the control socket.
     public static let maximumFrameBytes = 1 << 20
 
-    public static func isStreamType(_ type: UInt8) -> Bool { (0x10...0x13).contains(type) }
+    /// Frame types of the control socket's streams.
+    public static func isStreamType(_ type: UInt8) -> Bool { (0x10...0x14).contains(type) }
+    /// Those a peer may send: `open` and `written` are the daemon's words to its apps.
+    public static func isPeerStreamType(_ type: UInt8) -> Bool { (0x10...0x12).contains(type) }
 
     public var typeCode: UInt8 {
         switch self {
@@ -36,6 +43,7 @@ public enum StreamFrame: Sendable, Equatable {
         case .end: Self.endType
         case .error: Self.errorType
         case .open: Self.openType
+        case .written: Self.writtenType
         }
     }
 
@@ -54,6 +62,8 @@ public enum StreamFrame: Sendable, Equatable {
             Self.writeJSON(.object(["code": .string(code), "message": .string(message)]), type: Self.errorType, into: &header)
         case .open(let o):
             Self.writeJSON(.object(o), type: Self.openType, into: &header)
+        case .written(let n):
+            Self.writeJSON(.object(["bytes": .integer(n)]), type: Self.writtenType, into: &header)
         }
         return nil
     }
@@ -74,7 +84,7 @@ public enum StreamFrame: Sendable, Equatable {
         case endType:
             guard body.readableBytes == 0 else { throw .malformed("an end frame with a body") }
             return .end
-        case errorType, openType:
+        case errorType, openType, writtenType:
             let o: JSONObject
             do {
                 guard case .object(let obj) = try JSONValue(parsing: Array(body.readableBytesView)) else {
@@ -83,6 +93,10 @@ public enum StreamFrame: Sendable, Equatable {
                 o = obj
             } catch let e as PeerProtocolError { throw e } catch { throw .malformed("stream frame: \(error)") }
             if type == openType { return .open(o) }
+            if type == writtenType {
+                guard case .integer(let n)? = o["bytes"], n >= 0 else { throw .malformed("a written frame needs bytes, a count") }
+                return .written(n)
+            }
             guard let code = o["code"]?.stringValue, let message = o["message"]?.stringValue else {
                 throw .malformed("an error frame needs code and message")
             }

@@ -41,6 +41,9 @@ struct StreamFrameTests {
         let error = try encoded(.error(code: "peer_gone", message: "x"), c)
         #expect(Array(error.prefix(5)) == [0, 0, 0, UInt8(error.count - 4), 0x12])
         #expect(String(decoding: error.dropFirst(5), as: UTF8.self) == #"{"code":"peer_gone","message":"x"}"#)
+        let written = try encoded(.written(5_000_000), c)
+        #expect(Array(written.prefix(5)) == [0, 0, 0, UInt8(written.count - 4), 0x14])
+        #expect(String(decoding: written.dropFirst(5), as: UTF8.self) == #"{"bytes":5000000}"#)
         #expect(try c.finish().isClean)
     }
 
@@ -48,7 +51,7 @@ struct StreamFrameTests {
         let frames: [StreamFrame] = [
             .open(["activityID": .string("ab"), "length": .integer(12), "device": .object(["name": .string("désk")])]),
             .data(ByteBuffer(bytes: Array(0...255))), .data(ByteBuffer(bytes: [0])), .end,
-            .error(code: "stream_refused", message: "nö \u{0}"),
+            .error(code: "stream_refused", message: "nö \u{0}"), .written(0), .written(1 << 40),
         ]
         let c = try channel()
         var wire: [UInt8] = []
@@ -73,6 +76,8 @@ struct StreamFrameTests {
             ([0, 0, 0, 2, 0x11, 0], "malformed"),               // end with a body
             ([0, 0, 0, 3, 0x12, 0x7B, 0x7D], "malformed"),      // error without code and message
             ([0, 0, 0, 2, 0x13, 0x5B], "malformed"),            // open that is not JSON
+            ([0, 0, 0, 3, 0x14, 0x7B, 0x7D], "malformed"),      // written without bytes
+            ([0, 0, 0, 13, 0x14] + Array(#"{"bytes":-1}"#.utf8), "malformed"),  // a negative count
             ([0, 0, 0, 1, 0x03], "malformed"),                  // a peer message on a stream
         ]
         for (bytes, code) in cases {
@@ -97,8 +102,26 @@ struct StreamFrameTests {
             try c.writeInbound(wire)
             #expect(try c.readInbound(as: PeerMessage.self) == m)
         }
-        // The open frame belongs to the control socket only.
+        // The open and written frames belong to the control socket only.
         #expect(throws: PeerProtocolError.self) { try c.writeInbound(ByteBuffer(bytes: [0, 0, 0, 3, 0x13, 0x7B, 0x7D])) }
         _ = try? c.finish()
+        let d = EmbeddedChannel()
+        try d.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: 1 << 20)))
+        #expect(throws: PeerProtocolError.self) { try d.writeInbound(ByteBuffer(bytes: [0, 0, 0, 12, 0x14] + Array(#"{"bytes":1}"#.utf8))) }
+        _ = try? d.finish()
+    }
+
+    @Test func percentEncodingOfPaths() {
+        let paths = ["/home/me/Film 1.mkv", "/tmp/a&b=c?d#e%f", "/home/ünï/日本.txt", "/x/.handoff-Xa81Qz", "/"]
+        for p in paths {
+            let e = PercentEncoding.encode(p)
+            #expect(!e.contains(" ") && !e.contains("&") && !e.contains("?") && !e.contains("#"), "\(e)")
+            #expect(e.unicodeScalars.allSatisfy { $0.isASCII }, "\(e)")
+            #expect(PercentEncoding.decode(Substring(e)) == p)
+        }
+        #expect(PercentEncoding.encode("/a b") == "/a%20b")
+        #expect(PercentEncoding.decode("%2fetc%2Fpasswd") == "/etc/passwd")
+        for bad in ["%", "%4", "%G0", "abc%", "%FF%FE"] { #expect(PercentEncoding.decode(Substring(bad)) == nil, "\(bad)") }
+        #expect(ControlPaths.openStream(activity: "ab", document: true, into: "/t/x y") == "/v1/streams?activity=ab&document=1&into=/t/x%20y")
     }
 }

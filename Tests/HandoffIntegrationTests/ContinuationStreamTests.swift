@@ -51,9 +51,98 @@ extension WorkstationTests {
             // Nothing half-written is left beside it.
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: net.directory).filter { $0.contains(".handoff-") }
             #expect(leftovers.isEmpty, "\(leftovers)")
-            // Both daemons saw it end cleanly.
+            // Both daemons saw it end cleanly, and b's handoffd wrote the file itself (`into`).
             #expect(try String(contentsOfFile: net.logPath("a"), encoding: .utf8).contains("continuation stream ended"))
-            #expect(try String(contentsOfFile: net.logPath("b"), encoding: .utf8).contains("continuation stream ended"))
+            let logB = try String(contentsOfFile: net.logPath("b"), encoding: .utf8)
+            #expect(logB.contains("continuation stream ended"))
+            #expect(logB.contains("received.bin.handoff-"), "b's handoffd did not write the file: \(logB)")
+        }
+    }
+
+    /// `into` through the client library: handoffd writes what the origin sends into the
+    /// app's file, the app hears how far it got and then the end, never the bytes.
+    @Test func aStreamWrittenByHandoffdIntoTheAppsFile() async throws {
+        try await withPair { net in
+            let source = net.directory + "/source.bin"
+            let fill = try await net.exec("a", ["/bin/sh", "-c", "head -c 41943040 /dev/urandom > \(source)"])
+            #expect(fill.status == 0, "\(fill)")
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.video.watch", "--stream-file", source)
+            try await waitForOffer(net, "org.example.video.watch")
+            let client = HandoffClient(socketPath: net.socket("b"))
+            let id = try await client.continueActivity(type: "org.example.video.watch").record.activity.id.rawValue
+            let target = net.directory + "/into.bin"
+            #expect(FileManager.default.createFile(atPath: target, contents: nil))
+            let counts = try await client.withStream(toActivity: id, into: target) { stream in
+                #expect(stream.info.length == 41_943_040)
+                try await stream.writer.finish()
+                var counts: [Int64] = []
+                while let delivery = try await stream.reader.next() {
+                    guard case .written(let n) = delivery else { throw TestFailure("bytes arrived on a stream handoffd writes") }
+                    counts.append(n)
+                }
+                return counts
+            }
+            #expect(counts.last == 41_943_040)
+            #expect(counts.count >= 5, "progress along the way: \(counts)")
+            #expect(counts == counts.sorted())
+            #expect(try await sha256(net, target) == (try await sha256(net, source)))
+
+            // What handoffd does not write into: a file with something in it (left as it
+            // was), a symbolic link; a path that is not absolute is no request at all.
+            let full = net.directory + "/full.bin"
+            try Data("keep me".utf8).write(to: URL(fileURLWithPath: full))
+            let link = net.directory + "/link.bin"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+            for path in [full, link] {
+                let error = await #expect(throws: HandoffClientError.self, "\(path)") {
+                    try await client.withStream(toActivity: id, into: path) { _ in }
+                }
+                guard case .stream(let code, let message)? = error else { Issue.record("\(String(describing: error))"); continue }
+                #expect(code == "write_failed" && message.contains(path), "\(message)")
+            }
+            #expect(try String(contentsOfFile: full, encoding: .utf8) == "keep me")
+            let relative = await #expect(throws: HandoffClientError.self) {
+                try await client.withStream(toActivity: id, into: "into.bin") { _ in }
+            }
+            guard case .api(let e)? = relative else { Issue.record("\(String(describing: relative))"); return }
+            #expect(e.status == 400 && e.message.contains("absolute path"), "\(e)")
+            // /dev/null is fine, and the origin serves the next stream as before.
+            let r = try await net.ctl("b", "continue", "--id", id, "--stream-to", "/dev/null")
+            #expect(r.status == 0 && r.stdout.contains("41943040 bytes received"), "\(r)")
+        }
+    }
+
+    /// The continuing side's disk fills up while handoffd writes the stream: the stream
+    /// fails with the reason on both sides, and no partial file is left.
+    @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
+    func aFullDiskFailsTheStreamOnBothSides() async throws {
+        try await withPair { net in
+            let source = net.directory + "/app-data.bin"
+            _ = try await net.exec("a", ["/bin/sh", "-c", "head -c 16777216 /dev/urandom > \(source)"])
+            let ownerLog = net.directory + "/owner.log"
+            let owner = try await net.spawn("a", log: ownerLog, [
+                try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.bulk", "--attach",
+                "--stream-exec", "cat \(source)",
+            ])
+            defer { net.stop(owner, SIGKILL) }
+            try await waitForOffer(net, "org.example.bulk")
+            let small = net.directory + "/small"
+            let mounted = try await net.exec("b", ["/bin/sh", "-c", "mkdir -p \(small) && mount -t tmpfs -o size=2048k tmpfs \(small)"])
+            #expect(mounted.status == 0, "\(mounted)")
+            defer { Task { _ = try? await net.exec("b", ["umount", "-l", small]) } }
+            let r = try await net.ctl("b", "continue", "--stream-to", small + "/out.bin")
+            #expect(r.status == 1, "\(r)")
+            #expect(r.stderr.contains("No space left on device"), "\(r)")
+            let left = try await net.exec("b", ["ls", "-A", small])
+            #expect(left.stdout.isEmpty, "a failed stream leaves no file: \(left)")
+            let heard = try? await eventually(5, "the origin app to hear why") {
+                let text = (try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? ""
+                return text.contains("stream to ws-b failed") && text.contains("No space left on device")
+            }
+            #expect(heard != nil, "\((try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? "")")
+            // Both daemons go on: the next stream, to /dev/null, arrives whole.
+            let again = try await net.ctl("b", "continue", "--stream-to", "/dev/null")
+            #expect(again.status == 0 && again.stdout.contains("16777216 bytes received"), "\(again)")
         }
     }
 

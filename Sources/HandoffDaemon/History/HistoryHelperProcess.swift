@@ -76,10 +76,11 @@ final class HistoryHelperProcess: Sendable {
                 .withConnectedSocket(fds[0]).get()
             let process = HistoryHelperProcess(pid: pid, channel: channel)
             // Reaped on a pool thread once it has gone: it exits as soon as its input closes.
+            let child = pid
             channel.closeFuture.whenComplete { _ in
                 NIOThreadPool.singleton.submit { _ in
                     var status: Int32 = 0
-                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
                 }
             }
             return process

@@ -104,7 +104,9 @@ extension PeerService {
                 var open: JSONObject = ["activityID": .string(id.rawValue), "device": link.device.json]
                 open["length"] = length.map { .integer($0) } ?? .null
                 try await app.outbound.write(.open(open))
-                logger.info("continuation stream opened", metadata: ["side": "continuing", "peer": "\(link.deviceName)", "activity": "\(id)"])
+                var meta: Logger.Metadata = ["side": "continuing", "peer": "\(link.deviceName)", "activity": "\(id)"]
+                if let sink = app.sink { meta["into"] = "\(sink.path)" }
+                logger.info("continuation stream opened", metadata: meta)
                 return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: peerChannel,
                                              peerName: link.deviceName, state: state)
             }

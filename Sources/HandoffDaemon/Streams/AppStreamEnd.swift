@@ -13,6 +13,9 @@ struct AppStreamEnd: Sendable {
     /// What the owner announced it will send (`Handoff-Stream-Length`), if anything.
     let length: Int64?
     let finished: EventLoopPromise<Void>
+    /// The continuing side's file, when the app asked handoffd to write into it: the
+    /// peer's data goes there, and the app hears `written` frames instead of `data`.
+    var sink: StreamFileSink? = nil
 }
 
 extension NIOAsyncChannel.Configuration where Inbound == StreamFrame {

@@ -34,7 +34,7 @@ enum StreamFileServer {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await send(fd: fd, path: path, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state) }
             // The other direction is read as a relay reads it, with nowhere to deliver to.
-            await StreamRelay.peerToApp(&peerMessages, app: nil, peerName: peerName, state: state)
+            await StreamRelay.peerToApp(&peerMessages, app: nil, peerChannel: peerChannel, peerName: peerName, state: state)
             if state.failure != nil {
                 group.cancelAll()
                 peerChannel.close(promise: nil)

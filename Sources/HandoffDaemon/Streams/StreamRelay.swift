@@ -51,7 +51,7 @@ enum StreamRelay {
             group.addTask {
                 await appToPeer(app, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state)
             }
-            if await peerToApp(&peerMessages, app: app, peerName: peerName, state: state) == .appGone {
+            if await peerToApp(&peerMessages, app: app, peerChannel: peerChannel, peerName: peerName, state: state) == .appGone {
                 // The app's connection went while the peer's bytes were on their way to it.
                 // Why it went is for the app's direction to say: an error frame it sent just
                 // before closing (a command that failed, say) is still to be read there, and
@@ -64,12 +64,24 @@ enum StreamRelay {
             }
             if state.failure != nil {
                 group.cancelAll()
-                app.channel.close(promise: nil)
                 peerChannel.close(promise: nil)
+                await closeAfterError(app.channel)
             }
             await group.waitForAll()
         }
         return state.failure
+    }
+
+    /// Closes an app's connection after its error frame. An app still writing must get to
+    /// read that frame, and closing at once would fail its next write first (its NIO, or
+    /// any client, then closes and never reads what was waiting). So our output ends now,
+    /// and the connection once the app has closed it (the client library does on an
+    /// error frame), or after 2 s.
+    static func closeAfterError(_ channel: Channel) async {
+        let limit = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        channel.close(mode: .output, promise: nil)
+        try? await channel.closeFuture.get()
+        limit.cancel()
     }
 
     private static func appToPeer(_ app: AppStreamEnd, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
@@ -94,8 +106,8 @@ enum StreamRelay {
                     if state.fail(f) { await sendLast(f.peerFrame, on: peerChannel) }
                     peerChannel.close(promise: nil)
                     return
-                case .open:
-                    let f = StreamFailure("protocol", "an app sent an open frame; only handoffd sends those")
+                case .open, .written:
+                    let f = StreamFailure("protocol", "an app sent an \(frame.typeCode == StreamFrame.openType ? "open" : "written") frame; only handoffd sends those")
                     if state.fail(f) {
                         await sendLast(f.frame, on: app.channel)
                         await sendLast(StreamFailure("app_closed", "the app at the other end broke the stream protocol").peerFrame, on: peerChannel)
@@ -143,22 +155,55 @@ enum StreamRelay {
     /// arrives is counted and dropped, with the same rules for its end and its failures.
     /// `.appGone`: a write to the app failed, and nothing was recorded (see `run`).
     @discardableResult
-    static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd?, peerName: String, state: State) async -> PeerDirectionOutcome {
+    static func peerToApp(_ messages: inout PeerMessages, app: AppStreamEnd?, peerChannel: Channel, peerName: String, state: State) async -> PeerDirectionOutcome {
         func fail(_ f: StreamFailure) async {
             // Flushed before the relay closes the app's connection, or the app would see
             // a bare close instead of the reason.
             if state.fail(f), let app { await sendLast(f.frame, on: app.channel) }
         }
+        /// The file could not be written: both ends hear why (the origin without our path).
+        func failWriting(_ f: StreamFailure, _ sink: StreamFileSink) async {
+            guard state.fail(f) else { return }
+            if let app { await sendLast(f.frame, on: app.channel) }
+            let why = sink.failureReason ?? "its file could not be written"
+            await sendLast(StreamFailure(f.code, "the continuing side could not write the stream into its file: \(why)").peerFrame, on: peerChannel)
+        }
+        // Progress for an app whose file handoffd writes: often enough for a progress bar,
+        // rarely enough to cost nothing.
+        var reported: Int64 = 0
+        let reportEvery: Int64 = 4 << 20
         var ended = false
         do {
             while let message = try await messages.next() {
                 switch message {
                 case .stream(.data(let bytes)) where !ended:
-                    do { try await app?.outbound.write(.data(bytes)) } catch { return state.failure == nil ? .appGone : .done }
+                    if let app, let sink = app.sink {
+                        do { try await sink.write(bytes) } catch {
+                            await failWriting(error, sink)
+                            return .done
+                        }
+                        let written = sink.written
+                        if written - reported >= reportEvery {
+                            reported = written
+                            do { try await app.outbound.write(.written(written)) } catch { return state.failure == nil ? .appGone : .done }
+                        }
+                    } else {
+                        do { try await app?.outbound.write(.data(bytes)) } catch { return state.failure == nil ? .appGone : .done }
+                    }
                     state.add(toApp: bytes.readableBytes)
                 case .stream(.end) where !ended:
                     ended = true
                     state.peerEnded()
+                    if let app, let sink = app.sink {
+                        // The end reaches the app only once every byte is in its file.
+                        do {
+                            let total = try await sink.finish()
+                            try? await app.outbound.write(.written(total))
+                        } catch {
+                            await failWriting(error, sink)
+                            return .done
+                        }
+                    }
                     do { try await app?.channel.writeAndFlush(StreamFrame.end).get() } catch { return state.failure == nil ? .appGone : .done }
                     if state.hasAppEnded { return .done }
                     // Keep reading: the peer's close (or an error) after this still counts

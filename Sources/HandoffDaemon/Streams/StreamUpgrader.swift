@@ -14,7 +14,9 @@ enum ControlConnectionKind: Sendable {
 enum StreamRequest: Sendable, Equatable {
     /// The continuing side: open a stream to this (continued) activity.
     /// `document`: the activity's document file instead of its app's stream.
-    case open(activityID: ActivityID, document: Bool = false)
+    /// `into`: handoffd writes what arrives into this file instead of sending it to the
+    /// app (absolute; checked when the stream opens, `StreamFileSink`).
+    case open(activityID: ActivityID, document: Bool = false, into: String? = nil)
     /// The origin's owner: take the stream it was asked for, announcing its length.
     case accept(streamID: String, length: Int64?)
 
@@ -27,7 +29,12 @@ enum StreamRequest: Sendable, Equatable {
         if segments == ["v1", "streams"] {
             guard let id = query["activity"].flatMap(ActivityID.init) else { return nil }
             let document = query["document"].map { $0 == "1" || $0 == "true" } ?? false
-            self = .open(activityID: id, document: document)
+            var into: String?
+            if let encoded = query["into"] {
+                guard let path = PercentEncoding.decode(Substring(encoded)), path.hasPrefix("/"), !path.utf8.contains(0) else { return nil }
+                into = path
+            }
+            self = .open(activityID: id, document: document, into: into)
         } else if segments.count == 4, segments[0] == "v1", segments[1] == "streams", segments[3] == "accept",
                   StreamRequest.isStreamID(segments[2]) {
             var length: Int64?

@@ -55,7 +55,8 @@ func seeds() -> [[UInt8]] {
     }
     return [[0x00] + framed(.hello(PeerHello(deviceName: "desk"))) + framed(.subscribe) + framed(.offer(ActivitySummary(a, payloadSize: 100))),
             [0x07] + framed(.fetch(requestID: 9, activityID: a.id)) + framed(.error(code: "x", message: "y")),
-            [0x01, 0, 0, 0, 5, 0x10, 1, 2, 3, 4, 0, 0, 0, 1, 0x11], [0x0F, 0, 0, 0, 3, 0x12, 0x41, 0x42]]
+            [0x01, 0, 0, 0, 5, 0x10, 1, 2, 3, 4, 0, 0, 0, 1, 0x11], [0x0F, 0, 0, 0, 3, 0x12, 0x41, 0x42],
+            [0x03, 0, 0, 0, 13, 0x14] + Array(#"{"bytes":42}"#.utf8) + [0, 0, 0, 1, 0x11]]
 }
 
 func seedDocument() -> DocumentReference {
