@@ -86,16 +86,17 @@ final class StreamFileSink: Sendable {
     /// Bytes on their way into the file (in the page cache, not synced: the app syncs when
     /// it keeps the file). Returns at once unless `queuedBytes` are still unwritten.
     func write(_ bytes: ByteBuffer) async throws(StreamFailure) {
-        let (start, failed) = state.withLockedValue { s -> (Bool, StreamFailure?) in
-            if let f = s.failure { return (false, f) }
+        let (start, full, failed) = state.withLockedValue { s -> (Bool, Bool, StreamFailure?) in
+            if let f = s.failure { return (false, false, f) }
             s.pending.append(bytes)
             s.unwritten += bytes.readableBytes
-            guard !s.writing else { return (false, nil) }
+            let start = !s.writing
             s.writing = true
-            return (true, nil)
+            return (start, !s.holds(.room), nil)
         }
         if let failed { throw failed }
         if start { NIOThreadPool.singleton.submit { _ in self.drain() } }
+        guard full else { return }
         await wait(for: .room)
         if let f = state.withLockedValue({ $0.failure }) { throw f }
     }
