@@ -178,7 +178,7 @@ public final class ControlServer: Service, Sendable {
             var end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
             if let into {
                 do { end.sink = try StreamFileSink.open(into) } catch {
-                    try await outbound.write(error.frame)
+                    await StreamRelay.refuse(error, on: channel)
                     finished.succeed()
                     break
                 }
@@ -189,7 +189,7 @@ public final class ControlServer: Service, Sendable {
         case .accept(let streamID, let length):
             let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: length, finished: finished)
             if let failure = await router.streams.accept(streamID, end) {
-                try await outbound.write(failure.frame)
+                await StreamRelay.refuse(failure, on: channel)
                 finished.succeed()
             }
         }

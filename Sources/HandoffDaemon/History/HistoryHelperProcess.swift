@@ -103,7 +103,7 @@ final class HistoryHelperProcess: Sendable {
         let pid = pid
         let deadline = channel.eventLoop.scheduleTask(in: timeout) {
             kill(pid, SIGKILL)
-            promise.fail(HistoryHelperTimeout())
+            promise.fail(HistoryHelperTimeout(limit: timeout))
         }
         promise.futureResult.whenComplete { _ in deadline.cancel() }
         channel.writeAndFlush((line, promise), promise: nil)
@@ -117,5 +117,6 @@ final class HistoryHelperProcess: Sendable {
 }
 
 struct HistoryHelperTimeout: Error, CustomStringConvertible {
-    var description: String { "the history helper did not answer in time" }
+    var limit: TimeAmount
+    var description: String { "the history helper did not answer within \((Double(limit.nanoseconds) / 1e9).fixedPoint(digits: 1)) s" }
 }

@@ -120,7 +120,7 @@ extension PeerService {
 
     /// An error frame to an app whose stream could not start, flushed before it closes.
     nonisolated func tell(_ app: AppStreamEnd, _ failure: StreamFailure) async {
-        try? await app.channel.writeAndFlush(failure.frame).get()
+        await StreamRelay.refuse(failure, on: app.channel)
     }
 
     nonisolated private func dialStream(_ target: SocketAddress, expecting peer: DeviceID, on loop: EventLoop) async throws -> PeerChannel {

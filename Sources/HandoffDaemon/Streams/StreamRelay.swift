@@ -72,6 +72,17 @@ enum StreamRelay {
         return state.failure
     }
 
+    /// An error frame for an app whose stream never started, then the close, once the app
+    /// has closed (or after 2 s). The frame may follow the 101 so closely that the app's
+    /// HTTP client is still switching protocols when our close arrives, and NIO's client
+    /// loses what it had buffered then: the app would see a bare close, not the reason.
+    static func refuse(_ failure: StreamFailure, on channel: Channel) async {
+        let limit = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        try? await channel.writeAndFlush(failure.frame).get()
+        try? await channel.closeFuture.get()
+        limit.cancel()
+    }
+
     /// Closes an app's connection after its error frame. An app still writing must get to
     /// read that frame, and closing at once would fail its next write first (its NIO, or
     /// any client, then closes and never reads what was waiting). So our output ends now,
