@@ -480,6 +480,7 @@ public actor PeerService: Service {
             services[service]?.failures = 0
         }
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
+        updateWatches()
         if !replacing {  // a replaced duplicate is the same peer, still connected
             let device = link.device
             Task { await registry.broadcast(.peerConnected(device)) }
@@ -502,6 +503,7 @@ public actor PeerService: Service {
         }
         // Still advertised? Then it may be back soon: try again.
         for (key, s) in services where s.deviceID == id { scheduleRetry(key) }
+        updateWatches()
     }
 
     // MARK: - Our offer
@@ -574,6 +576,7 @@ public actor PeerService: Service {
             advertisedName = name
             logger.info("advertised", metadata: ["name": "\(name)", "port": "\(listenPort)"])
         case .found(let service):
+            logger.debug("found", metadata: ["name": "\(service.key.name)", "address": "\(service.address)"])
             var record = services[service.key] ?? ServiceRecord(service: service)
             // Unicast DNS-SD records are an administrator's, like a configured peer: no tag,
             // dialled whoever answers there (§3.4).
@@ -588,7 +591,9 @@ public actor PeerService: Service {
             services[service.key] = record
             considerDialling(service.key)
             considerPairing(service.key)
+            updateWatch(service.key)
         case .removed(let key):
+            services[key]?.watched = false  // Avahi forgot it too: a re-add starts unwatched
             if services[key]?.dialing == true { services[key]?.gone = true } else { services[key] = nil }
         }
     }
@@ -609,7 +614,9 @@ public actor PeerService: Service {
         case .wait(let until):
             scheduleRetry(key, at: until)
         case .dial:
+            logger.debug("dialling", metadata: ["name": "\(key.name)", "address": "\(record.service.address)"])
             services[key]?.dialing = true
+            updateWatch(key)
             work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
         }
     }
@@ -676,6 +683,7 @@ public actor PeerService: Service {
         }
         services[key] = record
         _ = connected
+        updateWatch(key)
         if !record.isSelf { scheduleRetry(key) }
         // Another address of the same instance may be waiting for this dial to end.
         for (other, s) in services where other != key && s.instance == record.instance { considerDialling(other) }
