@@ -81,6 +81,12 @@ public actor PeerService: Service {
     let accountStore: AccountStore
     private let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
+    /// Peer events for the control API, broadcast by one task in the order they happened. A
+    /// task per event could deliver a link's `peer-disconnected` after the `peer-connected`
+    /// of the link replacing it, and a client would then think the peer gone for good
+    /// (bench-scale: "w14 lacks 1 after 60 s" while GET /v1/peers listed it).
+    private let peerEvents: AsyncStream<ControlEvent>.Continuation
+    private let peerEventStream: AsyncStream<ControlEvent>
 
     enum Work: Sendable {
         /// Serve the oldest connection in `accepted` (the channel is never in the stream:
@@ -123,6 +129,7 @@ public actor PeerService: Service {
             }
         }
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
+        (peerEventStream, peerEvents) = AsyncStream.makeStream(of: ControlEvent.self)
     }
 
     // MARK: - Running
@@ -148,6 +155,7 @@ public actor PeerService: Service {
         reconcileTrust()
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
+        let peerEventStream = self.peerEventStream
         let registry = self.registry
         let avahi = self.avahi
         let (group, logger, network) = (self.group, self.logger, self.network)
@@ -166,6 +174,9 @@ public actor PeerService: Service {
                 }
                 tasks.addTask {
                     for await offer in await registry.watchOffer() { await self.offerChanged(offer) }
+                }
+                tasks.addTask {
+                    for await event in peerEventStream { await registry.broadcast(event) }
                 }
                 tasks.addTask {
                     await NetworkWatch.run(group: group, logger: logger, initial: network) { snapshot, change in
@@ -482,8 +493,7 @@ public actor PeerService: Service {
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
         updateWatches()
         if !replacing {  // a replaced duplicate is the same peer, still connected
-            let device = link.device
-            Task { await registry.broadcast(.peerConnected(device)) }
+            peerEvents.yield(.peerConnected(link.device))
         }
         return true
     }
@@ -496,11 +506,8 @@ public actor PeerService: Service {
         let hadOffer = devices[id]?.offer != nil
         devices[id]?.offer = nil
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
-        let device = link.device
-        Task {
-            if hadOffer { await registry.broadcast(.peerOffer(device, nil)) }
-            await registry.broadcast(.peerDisconnected(device, reason: "connection closed"))
-        }
+        if hadOffer { peerEvents.yield(.peerOffer(link.device, nil)) }
+        peerEvents.yield(.peerDisconnected(link.device, reason: "connection closed"))
         // Still advertised? Then it may be back soon: try again.
         for (key, s) in services where s.deviceID == id { scheduleRetry(key) }
         updateWatches()
