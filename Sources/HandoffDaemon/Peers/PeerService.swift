@@ -519,9 +519,16 @@ public actor PeerService: Service {
         currentOffer = offer
         for link in subscribers.values { link.send(.offer(offer)) }
         if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
+        // The first value is the offer at start, which the start's advertisement (a fresh
+        // hint) covers already: a TXT update now would only add an announcement while the
+        // service is still probing, when 32 workstations start together.
+        defer { offerKnown = true }
+        guard offerKnown else { return }
         // The change hint tells browsers something changed, not what.
         if let avahi { avahi.publish(advertisement(newHint: true)) }
     }
+
+    private var offerKnown = false
 
     private var changeHint = PeerService.newHint()
 
