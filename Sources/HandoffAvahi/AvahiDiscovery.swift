@@ -1,4 +1,5 @@
 import CAvahi
+import Dispatch
 import Logging
 
 /// DNS-SD advertisement and discovery through avahi-daemon, on Avahi's own event thread
@@ -13,6 +14,7 @@ public final class AvahiDiscovery: Sendable {
     private let continuation: AsyncStream<AvahiEvent>.Continuation
     private let lifecycle = LifecycleLock()
     private let phase = PhaseBox()
+    private let watchQueue = DispatchQueue(label: "handoff.avahi.watch")
 
     /// `browseDomains`: unicast DNS-SD domains browsed besides `local` (Avahi's wide-area
     /// support, which the system's avahi-daemon must have enabled).
@@ -72,6 +74,26 @@ public final class AvahiDiscovery: Sendable {
                 avahi_threaded_poll_unlock(poll)
             case .stopped:
                 return
+            }
+        }
+    }
+
+    /// Whether to keep reporting TXT changes of a resolved browse result (as new `.found`
+    /// events) or not (the default: its resolver closes at its first answer). Each open
+    /// resolver keeps avahi-daemon querying the network for that instance. A result is
+    /// reported `.removed` when it goes either way; a new one (a new rotation, say) starts
+    /// unwatched. Unknown keys are ignored.
+    ///
+    /// Returns at once: opening or closing a resolver is a D-Bus round trip to avahi-daemon,
+    /// which took up to seconds with 32 hosts starting together, so it is done in order on a
+    /// queue of its own and the caller (the peer service's actor) never waits for it.
+    public func watchChanges(of key: ServiceKey, _ watch: Bool) {
+        watchQueue.async { [self] in
+            lifecycle.withLock {
+                guard phase.value == .running, let poll = session.poll else { return }
+                avahi_threaded_poll_lock(poll)
+                session.watch(key, watch)
+                avahi_threaded_poll_unlock(poll)
             }
         }
     }

@@ -36,8 +36,12 @@ final class AvahiSession: @unchecked Sendable {
     /// The latest advertisement asked for; what gets (re)registered.
     var advertisement: ServiceAdvertisement?
 
-    /// One resolver per browse result, kept open so TXT changes arrive as new FOUND events.
+    /// Resolvers at work: one per instance until it answers, then only for the results in
+    /// `watched`, whose TXT changes arrive as new FOUND events.
     var resolvers: [ServiceKey: OpaquePointer] = [:]
+    var watched: Set<ServiceKey> = []
+    /// Every browse result present; an instance is resolved through one of its keys.
+    var browsed: Set<ServiceKey> = []
     /// What was last reported as `.found`, to drop identical repeats and to know what to remove.
     var services: [ServiceKey: DiscoveredService] = [:]
 
@@ -120,6 +124,8 @@ final class AvahiSession: @unchecked Sendable {
         registeredName = nil
         registeredHost = nil
         resolvers.removeAll()
+        browsed.removeAll()
+        watched.removeAll()  // found again once the daemon is back, and decided again
         for key in services.keys { continuation.yield(.removed(key)) }
         services.removeAll()
     }

@@ -1,5 +1,6 @@
 /// Identifies one browse result. Avahi reports a peer once per (interface, protocol), so one
-/// peer usually yields two keys (IPv4 and IPv6) per shared link.
+/// peer usually has two keys (IPv4 and IPv6) per shared link; only one of them is resolved
+/// and reported.
 public struct ServiceKey: Sendable, Hashable {
     public var interfaceIndex: Int32
     /// The mDNS transport it was seen on; the resolved address has the same family.
@@ -13,6 +14,9 @@ public struct ServiceKey: Sendable, Hashable {
         self.name = name
         self.domain = domain
     }
+
+    /// The same instance on the same interface over the other address family.
+    var sibling: ServiceKey { ServiceKey(interfaceIndex: interfaceIndex, ipv6: !ipv6, name: name, domain: domain) }
 }
 
 /// A resolved browse result.

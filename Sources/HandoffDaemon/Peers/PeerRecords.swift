@@ -28,6 +28,8 @@ struct ServiceRecord: Sendable {
     var gone = false
     /// Configured (`peer = HOST:PORT`), not found by mDNS: never removed, retried on a timer.
     var isStatic = false
+    /// Avahi keeps reporting its TXT changes (`PeerService.updateWatch`).
+    var watched = false
     /// Why the last dial did not give a link, for `handoffctl doctor`.
     var lastError: String?
     var lastErrorAt: Timestamp?

@@ -81,6 +81,12 @@ public actor PeerService: Service {
     let accountStore: AccountStore
     private let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
+    /// Peer events for the control API, broadcast by one task in the order they happened. A
+    /// task per event could deliver a link's `peer-disconnected` after the `peer-connected`
+    /// of the link replacing it, and a client would then think the peer gone for good
+    /// (bench-scale: "w14 lacks 1 after 60 s" while GET /v1/peers listed it).
+    private let peerEvents: AsyncStream<ControlEvent>.Continuation
+    private let peerEventStream: AsyncStream<ControlEvent>
 
     enum Work: Sendable {
         /// Serve the oldest connection in `accepted` (the channel is never in the stream:
@@ -123,6 +129,7 @@ public actor PeerService: Service {
             }
         }
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
+        (peerEventStream, peerEvents) = AsyncStream.makeStream(of: ControlEvent.self)
     }
 
     // MARK: - Running
@@ -148,6 +155,7 @@ public actor PeerService: Service {
         reconcileTrust()
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
+        let peerEventStream = self.peerEventStream
         let registry = self.registry
         let avahi = self.avahi
         let (group, logger, network) = (self.group, self.logger, self.network)
@@ -166,6 +174,9 @@ public actor PeerService: Service {
                 }
                 tasks.addTask {
                     for await offer in await registry.watchOffer() { await self.offerChanged(offer) }
+                }
+                tasks.addTask {
+                    for await event in peerEventStream { await registry.broadcast(event) }
                 }
                 tasks.addTask {
                     await NetworkWatch.run(group: group, logger: logger, initial: network) { snapshot, change in
@@ -480,9 +491,9 @@ public actor PeerService: Service {
             services[service]?.failures = 0
         }
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
+        updateWatches()
         if !replacing {  // a replaced duplicate is the same peer, still connected
-            let device = link.device
-            Task { await registry.broadcast(.peerConnected(device)) }
+            peerEvents.yield(.peerConnected(link.device))
         }
         return true
     }
@@ -495,13 +506,11 @@ public actor PeerService: Service {
         let hadOffer = devices[id]?.offer != nil
         devices[id]?.offer = nil
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
-        let device = link.device
-        Task {
-            if hadOffer { await registry.broadcast(.peerOffer(device, nil)) }
-            await registry.broadcast(.peerDisconnected(device, reason: "connection closed"))
-        }
+        if hadOffer { peerEvents.yield(.peerOffer(link.device, nil)) }
+        peerEvents.yield(.peerDisconnected(link.device, reason: "connection closed"))
         // Still advertised? Then it may be back soon: try again.
         for (key, s) in services where s.deviceID == id { scheduleRetry(key) }
+        updateWatches()
     }
 
     // MARK: - Our offer
@@ -510,9 +519,16 @@ public actor PeerService: Service {
         currentOffer = offer
         for link in subscribers.values { link.send(.offer(offer)) }
         if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
+        // The first value is the offer at start, which the start's advertisement (a fresh
+        // hint) covers already: a TXT update now would only add an announcement while the
+        // service is still probing, when 32 workstations start together.
+        defer { offerKnown = true }
+        guard offerKnown else { return }
         // The change hint tells browsers something changed, not what.
         if let avahi { avahi.publish(advertisement(newHint: true)) }
     }
+
+    private var offerKnown = false
 
     private var changeHint = PeerService.newHint()
 
@@ -574,6 +590,7 @@ public actor PeerService: Service {
             advertisedName = name
             logger.info("advertised", metadata: ["name": "\(name)", "port": "\(listenPort)"])
         case .found(let service):
+            logger.debug("found", metadata: ["name": "\(service.key.name)", "address": "\(service.address)"])
             var record = services[service.key] ?? ServiceRecord(service: service)
             // Unicast DNS-SD records are an administrator's, like a configured peer: no tag,
             // dialled whoever answers there (§3.4).
@@ -588,7 +605,9 @@ public actor PeerService: Service {
             services[service.key] = record
             considerDialling(service.key)
             considerPairing(service.key)
+            updateWatch(service.key)
         case .removed(let key):
+            services[key]?.watched = false  // Avahi forgot it too: a re-add starts unwatched
             if services[key]?.dialing == true { services[key]?.gone = true } else { services[key] = nil }
         }
     }
@@ -609,7 +628,9 @@ public actor PeerService: Service {
         case .wait(let until):
             scheduleRetry(key, at: until)
         case .dial:
+            logger.debug("dialling", metadata: ["name": "\(key.name)", "address": "\(record.service.address)"])
             services[key]?.dialing = true
+            updateWatch(key)
             work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
         }
     }
@@ -676,6 +697,7 @@ public actor PeerService: Service {
         }
         services[key] = record
         _ = connected
+        updateWatch(key)
         if !record.isSelf { scheduleRetry(key) }
         // Another address of the same instance may be waiting for this dial to end.
         for (other, s) in services where other != key && s.instance == record.instance { considerDialling(other) }
