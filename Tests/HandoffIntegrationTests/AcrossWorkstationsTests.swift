@@ -126,9 +126,11 @@ extension WorkstationTests {
             try await eventually(10, "b to see the offer") { try await net.ctl("b", "list").stdout.contains("secret") }
             // C trusts A, but A does not trust C: the handshake fails, nothing is offered.
             _ = try await net.ctl("c", "trust", idA)
-            let addressC = try await net.address("c")
+            // Over IPv4 or IPv6: each instance is resolved over whichever family Avahi reports first.
+            let addressesC = [try await net.address("c"), try await net.address6("c")]
             try await eventually(20, "c to try a's port") {
-                ((try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? "").contains(addressC)
+                let log = (try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? ""
+                return addressesC.contains { log.contains($0) }
             }
             let cList = try await net.ctl("c", "list")
             #expect(cList.stdout.contains("nothing offered"), "\(cList)")
