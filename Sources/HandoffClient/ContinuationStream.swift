@@ -152,6 +152,8 @@ enum StreamConnection {
         typealias UpgradeResult = Opened
         let supportedProtocol = ControlPaths.streamProtocol
         let requiredUpgradeHeaders: [String] = []
+        /// Shared with the stream's writer (`StreamFailureWatcher`).
+        let failure: StreamFailureWatcher.Seen
 
         func addCustom(upgradeRequestHeaders: inout HTTPHeaders) {}
         func shouldAllowUpgrade(upgradeResponse: HTTPResponseHead) -> Bool { true }
@@ -160,7 +162,7 @@ enum StreamConnection {
             channel.eventLoop.makeCompletedFuture {
                 let ops = channel.pipeline.syncOperations
                 try ops.addHandler(ByteToMessageHandler(StreamFrameDecoder(), maximumBufferSize: StreamFrame.maximumFrameBytes + 4))
-                try ops.addHandler(StreamFailureWatcher())
+                try ops.addHandler(StreamFailureWatcher(failure))
                 try ops.addHandler(StreamFrameEncoder())
                 channel.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024)).whenFailure { _ in }
                 // Bulk data: read in large pieces rather than NIO's 64 KiB at most.
@@ -176,11 +178,12 @@ enum StreamConnection {
         var head = ControlConnection.requestHead(.POST, path, bodyLength: 0, headers: extra)
         head.headers.remove(name: "Content-Type")
         let request = head
+        let failure = StreamFailureWatcher.Seen()
         let opened: Opened
         do {
             let future = try await ControlConnection.connect(socketPath) { channel in
                 let config = NIOTypedHTTPClientUpgradeConfiguration<Opened>(
-                    upgradeRequestHead: request, upgraders: [Upgrader()],
+                    upgradeRequestHead: request, upgraders: [Upgrader(failure: failure)],
                     notUpgradingCompletionHandler: { channel in
                         channel.eventLoop.makeCompletedFuture { .refused(try ClientChannel(wrappingChannelSynchronously: channel)) }
                     })
@@ -205,9 +208,8 @@ enum StreamConnection {
                 do { first = try await iterator.next() } catch { throw HandoffClientError.connectionLost("\(error)") }
                 switch first {
                 case .open(let o)?:
-                    let seen = try await channel.channel.pipeline.handler(type: StreamFailureWatcher.self).map(\.seen).get()
                     let stream = ContinuationStream(info: StreamInfo(o), reader: .init(iterator),
-                                                    writer: .init(outbound: outbound, channel: channel.channel, failure: seen))
+                                                    writer: .init(outbound: outbound, channel: channel.channel, failure: failure))
                     return try await body(stream)
                 case .error(let code, let message)?:
                     throw HandoffClientError.stream(code: code, message: message)

@@ -14,10 +14,13 @@ final class StreamFailureWatcher: ChannelInboundHandler, RemovableChannelHandler
     final class Seen: Sendable {
         private let box = NIOLockedValueBox<HandoffClientError?>(nil)
         var error: HandoffClientError? { box.withLockedValue { $0 } }
+        init() {}
         fileprivate func record(_ e: HandoffClientError) { box.withLockedValue { if $0 == nil { $0 = e } } }
     }
 
-    let seen = Seen()
+    let seen: Seen
+
+    init(_ seen: Seen) { self.seen = seen }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)

@@ -197,9 +197,7 @@ enum StreamEnds {
             // A device or pipe (/dev/null, a FIFO): write to it directly.
             let fd = Glibc.open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw CommandFailure(description: "--stream-to \(path): \(String(cString: strerror(errno)))", status: ExitStatus.usage) }
-            var null = stat()
-            let isNull = (st.st_mode & S_IFMT) == S_IFCHR && stat("/dev/null", &null) == 0 && null.st_rdev == st.st_rdev
-            return Sink(file: BlockingFile(fd: fd, name: path), temporary: nil, path: path, daemonWritable: isNull ? "/dev/null" : nil)
+            return Sink(file: BlockingFile(fd: fd, name: path), temporary: nil, path: path, daemonWritable: DevNull.matches(st) ? "/dev/null" : nil)
         }
         var template = Array((path + ".handoff-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }

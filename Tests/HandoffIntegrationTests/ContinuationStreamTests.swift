@@ -135,7 +135,7 @@ extension WorkstationTests {
             #expect(r.stderr.contains("No space left on device"), "\(r)")
             let left = try await net.exec("b", ["ls", "-A", small])
             #expect(left.stdout.isEmpty, "a failed stream leaves no file: \(left)")
-            let heard = try? await eventually(5, "the origin app to hear why") {
+            let heard: Void? = try? await eventually(5, "the origin app to hear why") {
                 let text = (try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? ""
                 return text.contains("stream to ws-b failed") && text.contains("No space left on device")
             }

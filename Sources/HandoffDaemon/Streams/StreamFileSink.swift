@@ -1,3 +1,4 @@
+import HandoffWire
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -68,19 +69,13 @@ final class StreamFileSink: Sendable {
             throw StreamFailure("write_failed", "handoffd cannot open \(path) to write the stream into: \(String(cString: strerror(errno)))")
         }
         var st = stat()
-        let isNull = fstat(fd, &st) == 0 && StreamFileSink.isDevNull(st)
+        let isNull = fstat(fd, &st) == 0 && DevNull.matches(st)
         guard isNull || ((st.st_mode & S_IFMT) == S_IFREG && st.st_size == 0) else {
             Glibc.close(fd)
             throw StreamFailure("write_failed", "handoffd writes a stream only into an empty regular file or /dev/null, and \(path) is neither")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return StreamFileSink(path: path, fd: fd)
-    }
-
-    /// Whether `st` is /dev/null's (the same character device, wherever it is named).
-    static func isDevNull(_ st: stat) -> Bool {
-        var null = stat()
-        return (st.st_mode & S_IFMT) == S_IFCHR && stat("/dev/null", &null) == 0 && (null.st_mode & S_IFMT) == S_IFCHR && null.st_rdev == st.st_rdev
     }
 
     /// Bytes on their way into the file (in the page cache, not synced: the app syncs when

@@ -77,10 +77,7 @@ enum StreamRelay {
     /// HTTP client is still switching protocols when our close arrives, and NIO's client
     /// loses what it had buffered then: the app would see a bare close, not the reason.
     static func refuse(_ failure: StreamFailure, on channel: Channel) async {
-        let limit = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-        try? await channel.writeAndFlush(failure.frame).get()
-        try? await channel.closeFuture.get()
-        limit.cancel()
+        await closeOnceTheAppHas(channel) { try? await channel.writeAndFlush(failure.frame).get() }
     }
 
     /// Closes an app's connection after its error frame. An app still writing must get to
@@ -89,8 +86,14 @@ enum StreamRelay {
     /// and the connection once the app has closed it (the client library does on an
     /// error frame), or after 2 s.
     static func closeAfterError(_ channel: Channel) async {
+        await closeOnceTheAppHas(channel) { channel.close(mode: .output, promise: nil) }
+    }
+
+    /// Does `last`, then waits until the app has closed the connection, closing it after
+    /// 2 s if the app has not.
+    private static func closeOnceTheAppHas(_ channel: Channel, after last: () async -> Void) async {
         let limit = channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
-        channel.close(mode: .output, promise: nil)
+        await last()
         try? await channel.closeFuture.get()
         limit.cancel()
     }
