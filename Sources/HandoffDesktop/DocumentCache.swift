@@ -37,8 +37,8 @@ public struct DocumentCache: Sendable {
         try fm.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try makeRoom(for: document.size, keeping: id)
         let target = folder + "/" + name, temporary = target + ".part"
-        fm.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600])
-        guard let handle = FileHandle(forWritingAtPath: temporary) else {
+        guard fm.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
+              let handle = FileHandle(forWritingAtPath: temporary) else {
             throw Failure(code: "document_fetch_failed", description: "cannot write \(temporary)")
         }
         var hasher = SHA256()
