@@ -95,6 +95,8 @@ import Testing
         let sources = (2...41).map { "127.0.0.\($0)" }.joined(separator: ",")
         for round in 1...3 {
             let daemon = try await DaemonProcess().start()
+            // Ready means the control socket answers; the peer listener may come a moment later.
+            try? await eventually("the peer listener to be ready") { daemon.log().contains("peer listener ready") }
             let log = daemon.log()
             guard let line = log.split(separator: "\n").last(where: { $0.contains("peer listener ready") }),
                   let part = line.split(separator: " ").first(where: { $0.hasPrefix("port=") }) else {
