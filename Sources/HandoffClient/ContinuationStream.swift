@@ -66,10 +66,8 @@ public struct ContinuationStream: Sendable {
 
         public func write(_ bytes: ByteBuffer) async throws {
             // Any size in, frames of at most 256 KiB out (the daemon refuses frames over 1 MiB).
-            var rest = bytes
-            while rest.readableBytes > 0 {
-                let piece = rest.readSlice(length: min(rest.readableBytes, StreamFrame.preferredDataBytes))!
-                do { try await outbound.write(.data(piece)) } catch {
+            for frame in StreamFrame.dataFrames(of: bytes) {
+                do { try await outbound.write(frame) } catch {
                     throw failure.error ?? HandoffClientError.stream(code: "connection_lost", message: "the stream closed while writing: \(error)")
                 }
             }

@@ -29,6 +29,17 @@ public enum StreamFrame: Sendable, Equatable {
 
     /// The largest `data` payload our writers produce; receivers accept up to their frame cap.
     public static let preferredDataBytes = 256 * 1024
+
+    /// `bytes` as data frames of at most `preferredDataBytes` each, in order (PeerProtocol.md
+    /// §7.10: senders keep data frames at 256 KiB or less); slices, not copies. None for no bytes.
+    public static func dataFrames(of bytes: ByteBuffer) -> [StreamFrame] {
+        var rest = bytes, frames: [StreamFrame] = []
+        frames.reserveCapacity(bytes.readableBytes / preferredDataBytes + 1)
+        while rest.readableBytes > 0 {
+            frames.append(.data(rest.readSlice(length: min(rest.readableBytes, preferredDataBytes))!))
+        }
+        return frames
+    }
     /// The default frame cap on the control socket.
     public static let maximumFrameBytes = 1 << 20
 

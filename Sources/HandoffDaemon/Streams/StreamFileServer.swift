@@ -47,17 +47,6 @@ enum StreamFileServer {
         return state.failure
     }
 
-    /// The chunk as data frames of at most `StreamFrame.preferredDataBytes` (PeerProtocol.md
-    /// §7.10: senders keep data frames at 256 KiB or less); slices, not copies.
-    static func frames(of chunk: ByteBuffer) -> [PeerMessage] {
-        var rest = chunk, frames: [PeerMessage] = []
-        frames.reserveCapacity(chunk.readableBytes / StreamFrame.preferredDataBytes + 1)
-        while rest.readableBytes > 0 {
-            frames.append(.stream(.data(rest.readSlice(length: min(rest.readableBytes, StreamFrame.preferredDataBytes))!)))
-        }
-        return frames
-    }
-
     private static func send(fd: CInt, path: String, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
                              peerName: String, state: StreamRelay.State) async {
         let allocator = peerChannel.allocator
@@ -70,7 +59,7 @@ enum StreamFileServer {
                     throw StreamFailure("stream_unavailable", "reading \(path) on the origin failed: \(e.reason)")
                 }
                 if chunk.readableBytes == 0 { break }
-                try await peerOut.write(contentsOf: frames(of: chunk))
+                try await peerOut.write(contentsOf: StreamFrame.dataFrames(of: chunk).map(PeerMessage.stream))
                 state.add(toPeer: chunk.readableBytes)
             }
             state.appEnded()
