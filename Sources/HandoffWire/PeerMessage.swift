@@ -79,6 +79,12 @@ public struct PeerHello: Sendable, Equatable {
     /// The sender's clock when it sent the hello: the receiver learns how far apart the
     /// two clocks are (expiry and history times depend on it). Optional: older peers omit it.
     public var time: Timestamp?
+    /// The mDNS instance name the sender advertises now (links only): the receiver knows
+    /// that instance is linked and does not dial it too. Optional: older peers omit it.
+    public var instance: String?
+
+    /// The longest instance name: one DNS label.
+    public static let maximumInstanceBytes = 63
 
     public enum Purpose: String, Sendable {
         case link
@@ -88,8 +94,9 @@ public struct PeerHello: Sendable, Equatable {
     }
 
     public init(version: UInt16 = PeerHello.currentVersion, minimumVersion: UInt16 = PeerHello.minimumVersion, deviceName: String,
-                purpose: Purpose = .link, listenPort: UInt16? = nil, time: Timestamp? = nil) {
+                purpose: Purpose = .link, listenPort: UInt16? = nil, time: Timestamp? = nil, instance: String? = nil) {
         self.time = time
+        self.instance = instance
         self.version = version
         self.minimumVersion = minimumVersion
         self.deviceName = deviceName

@@ -29,6 +29,7 @@ public enum PeerMessageCoding {
             if h.purpose != .link { d["purpose"] = .string(h.purpose.rawValue) }
             if let port = h.listenPort { d["listenPort"] = .integer(Int64(port)) }
             if let time = h.time { d["time"] = .date(time) }
+            if let instance = h.instance { d["instance"] = .string(instance) }
             out += PropertyBinaryEncoding.encode(.dictionary(d))
         case .subscribe:
             out += PropertyBinaryEncoding.encode(.dictionary([:]))
@@ -101,7 +102,15 @@ public enum PeerMessageCoding {
                 guard case .date(let when) = t else { throw .malformed("hello with a time that is not a date") }
                 time = when
             }
-            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name, purpose: purpose, listenPort: port, time: time))
+            var instance: String?
+            if let i = d["instance"] {
+                guard case .string(let text) = i, !text.isEmpty, text.utf8.count <= PeerHello.maximumInstanceBytes else {
+                    throw .malformed("hello with an instance that is not a name of 1 to \(PeerHello.maximumInstanceBytes) bytes")
+                }
+                instance = text
+            }
+            return .hello(PeerHello(version: version, minimumVersion: minimum, deviceName: name, purpose: purpose, listenPort: port, time: time,
+                                    instance: instance))
         }
         if StreamFrame.isPeerStreamType(type) {
             var buffer = ByteBuffer()

@@ -73,6 +73,8 @@ private func sampleMessages() -> [PeerMessage] {
         .hello(PeerHello(deviceName: "desk", purpose: .stream, listenPort: 1)),
         .hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: UInt16.max)),
         .hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: 7443, time: Timestamp(seconds: 1_800_000_000, nanoseconds: 5))),
+        .hello(PeerHello(deviceName: "desk", listenPort: 7443, instance: "3f9c2b0e5a6d")),
+        .hello(PeerHello(deviceName: "desk", instance: String(repeating: "é", count: 31) + "x")),
         .streamOpen(activityID: idA),
         .streamAccepted(length: nil),
         .streamAccepted(length: 0),
@@ -312,6 +314,13 @@ struct PeerWireExactBytesTests {
         #expect(Array(current.prefix(9)) == [0x01] + helloMagic + [0x00, 0x01, 0x00, 0x01])
         #expect(PeerHello.currentVersion == 1)
         #expect(PeerHello.minimumVersion == 1)
+        // `instance` sorts between deviceName and listenPort (7443, a zigzag varint); seed-16 of
+        // the fuzz corpus is these bytes with a time.
+        let withInstance = PeerMessageCoding.encode(.hello(PeerHello(deviceName: "desk", listenPort: 7443, instance: "3f9c2b0e5a6d")))
+        #expect(withInstance == [0x01] + helloMagic + [0x00, 0x01, 0x00, 0x01] + [0x0A, 0x03]
+            + [0x0A] + Array("deviceName".utf8) + [0x05, 0x04] + Array("desk".utf8)
+            + [0x08] + Array("instance".utf8) + [0x05, 0x0C] + Array("3f9c2b0e5a6d".utf8)
+            + [0x0A] + Array("listenPort".utf8) + [0x03, 0xA6, 0x74])
     }
 
     @Test func fetchBytes() {
@@ -391,6 +400,25 @@ struct PeerWireHostileInputTests {
         expectRejected(head + PropertyBinaryEncoding.encode(.array([.string("x")])), "body an array")
         expectRejected(head + PropertyBinaryEncoding.encode(.string("x")), "body a string")
         expectRejected(head + PropertyBinaryEncoding.encode(.dictionary(["deviceName": .string("x")])) + [0x00], "trailing byte")
+    }
+
+    @Test func helloInstanceIsOneDNSLabelOrAbsent() {
+        let head: [UInt8] = [0x01] + helloMagic + [0x00, 0x01, 0x00, 0x01]
+        func hello(_ instance: PropertyValue) -> [UInt8] {
+            head + PropertyBinaryEncoding.encode(.dictionary(["deviceName": .string("x"), "instance": instance]))
+        }
+        guard case .hello(let h)? = expectAccepted(hello(.string(String(repeating: "a", count: 63)))) else {
+            Issue.record("63 bytes: not a hello")
+            return
+        }
+        #expect(h.instance?.utf8.count == 63)
+        expectRejected(hello(.string(String(repeating: "a", count: 64))), code: "malformed", "64 bytes: longer than a DNS label")
+        expectRejected(hello(.string(String(repeating: "é", count: 32))), code: "malformed", "64 bytes in 32 characters")
+        expectRejected(hello(.string("")), code: "malformed", "empty")
+        expectRejected(hello(.integer(7)), code: "malformed", "an integer")
+        expectRejected(hello(.null), code: "malformed", "null")
+        guard case .hello(let without)? = expectAccepted(head + PropertyBinaryEncoding.encode(.dictionary(["deviceName": .string("x")]))) else { return }
+        #expect(without.instance == nil, "older peers send none")
     }
 
     @Test(arguments: [UInt8(0x02), 0x03, 0x04, 0x05, 0x06, 0x07])

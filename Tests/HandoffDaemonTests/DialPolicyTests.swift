@@ -42,6 +42,28 @@ struct DialPolicyTests {
         #expect(policy.nextTry(after: .failed(failures: 2), isStatic: false, at: now) == now.adding(nanoseconds: 1_000_000_000))
     }
 
+    @Test func theSideThatYieldsWaitsForTheOthersDialThenDialsItself() {
+        let found = now.adding(nanoseconds: -1_000_000_000)
+        let due = found.adding(nanoseconds: policy.holdBack)
+        // The other name sorts first: its dial gets a head start.
+        #expect(decide(.init(identity: .unknown(tagChecksOut: true), trustedMissing: true, yields: true, heldBackSince: found)) == .wait(until: due))
+        #expect(decide(.init(identity: .trusted, yields: true, heldBackSince: found)) == .wait(until: due))
+        // Its dial came in and said which instance it is: nothing to do.
+        #expect(decide(.init(identity: .trusted, linked: true, yields: true, heldBackSince: found)) == .skip)
+        // No link by the deadline: dial after all, whoever should have.
+        #expect(policy.decide(.init(identity: .trusted, yields: true, heldBackSince: found), at: due) == .dial)
+        // The name sorts after ours: dial at once.
+        #expect(decide(.init(identity: .trusted, heldBackSince: found)) == .dial)
+        // A configured address is dialled at once: it may not be able to reach us.
+        #expect(decide(.init(identity: .trusted, isStatic: true, yields: true, heldBackSince: found)) == .dial)
+        // A backoff beyond the hold back still counts; the later of the two wins.
+        let backedOff = due.adding(nanoseconds: 1_000_000_000)
+        #expect(decide(.init(identity: .trusted, notBefore: backedOff, yields: true, heldBackSince: found)) == .wait(until: backedOff))
+        #expect(decide(.init(identity: .trusted, notBefore: now.adding(nanoseconds: 1), yields: true, heldBackSince: found)) == .wait(until: due))
+        // Strangers stay undialled either way.
+        #expect(decide(.init(identity: .stranger, trustedMissing: true, yields: true, heldBackSince: found)) == .skip)
+    }
+
     @Test func twoLinksToOnePeerLeaveTheOneTheSmallerIDDialled() {
         let small = DeviceID(bytes: Array(repeating: 1, count: 32)), large = DeviceID(bytes: Array(repeating: 9, count: 32))
         #expect(DialPolicy.keepsNewLink(existingDialledBy: large, newDialledBy: small))

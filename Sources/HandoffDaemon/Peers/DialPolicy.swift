@@ -8,6 +8,8 @@ struct DialPolicy: Sendable {
     var maximumBackoff: Int64 = 4_000_000_000
     var maximumStaticBackoff: Int64 = 30_000_000_000
     var untrustedRetry: Int64 = 300_000_000_000
+    /// How long the side that yields waits for the other's dial before dialling itself.
+    var holdBack: Int64 = 3_000_000_000
 
     /// What the instance is, as far as this device knows.
     enum Identity: Sendable, Equatable {
@@ -31,6 +33,12 @@ struct DialPolicy: Sendable {
         var trustedMissing = false
         /// Some device trusted by ID (not in the account, so without the shared key) is not linked.
         var nonMemberMissing = false
+        /// Found by mDNS while our own advertisement is up, under a name that sorts before
+        /// ours: that side dials (it finds us too), so each pair makes one TLS handshake,
+        /// not two. We dial only if no link came of it by `heldBackSince` + `holdBack`.
+        var yields = false
+        /// When the wait began: the instance was found, or its link ended.
+        var heldBackSince: Timestamp?
     }
 
     enum Decision: Sendable, Equatable {
@@ -51,7 +59,12 @@ struct DialPolicy: Sendable {
             }
         }
         if s.siblingBusy { return .skip }
-        if let notBefore = s.notBefore, now < notBefore { return .wait(until: notBefore) }
+        var earliest = s.notBefore
+        if s.yields, !s.isStatic, let since = s.heldBackSince {
+            let until = since.adding(nanoseconds: holdBack)
+            earliest = max(earliest ?? until, until)
+        }
+        if let earliest, now < earliest { return .wait(until: earliest) }
         return .dial
     }
 

@@ -1,3 +1,4 @@
+import HandoffAvahi
 import HandoffCore
 import HandoffWire
 import NIOConcurrencyHelpers
@@ -20,6 +21,8 @@ final class PeerLink: Sendable {
     /// How far the peer's clock is ahead of ours (seconds), from its hello; nil if it
     /// did not say.
     let clockSkewSeconds: Double?
+    /// The mDNS instance name the peer said it advertises (its hello), if it did.
+    let instance: String?
     private let outbound: AsyncStream<PeerMessage>.Continuation
     private let state = NIOLockedValueBox(State())
 
@@ -38,8 +41,9 @@ final class PeerLink: Sendable {
     func endFetch() { state.withLockedValue { $0.fetchesInFlight -= 1 } }
 
     init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, peerListenPort: UInt16?, channel: Channel,
-         outbound: AsyncStream<PeerMessage>.Continuation, clockSkewSeconds: Double? = nil) {
+         outbound: AsyncStream<PeerMessage>.Continuation, clockSkewSeconds: Double? = nil, instance: String? = nil) {
         self.clockSkewSeconds = clockSkewSeconds
+        self.instance = instance
         var address = channel.remoteAddress
         if let port = peerListenPort { address?.port = Int(port) } else { address = nil }
         self.streamAddress = address
@@ -52,6 +56,9 @@ final class PeerLink: Sendable {
     }
 
     var device: PeerDevice { PeerDevice(id: deviceID.description, name: deviceName) }
+
+    /// Whether this mDNS result is the instance the peer said it advertises.
+    func advertises(_ key: ServiceKey) -> Bool { key.domain == "local" && instance == key.name }
 
     func send(_ message: PeerMessage) {
         if case .dropped = outbound.yield(message) {

@@ -23,6 +23,11 @@ struct ServiceRecord: Sendable {
     var failures = 0
     var notBefore: Timestamp?
     var retryScheduled = false
+    /// Since when we have held back our dial for the instance's own (`DialPolicy.yields`).
+    var heldBackSince: Timestamp?
+    /// The last decision was to wait for the instance's own dial: its resolver stays closed
+    /// until the retry at the end of the wait looks again.
+    var holdingBack = false
     /// mDNS removed it while a dial (or the connection it made) was still running: kept
     /// until that ends, so a quick re-add finds its state instead of dialling twice.
     var gone = false

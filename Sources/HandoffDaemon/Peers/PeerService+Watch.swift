@@ -12,6 +12,10 @@ extension PeerService {
     func wantsChanges(_ record: ServiceRecord, everyTrustedLinked: Bool) -> Bool {
         // Being dialled: the handshake will tell more than any TXT could.
         if record.isSelf || record.dialing { return false }
+        // Held back for its own dial (DialPolicy.yields): that link will tell more, and soon;
+        // a resolver open meanwhile made the avahi-daemons query all through a mass start
+        // (24 workstations: about twice their CPU, and the links 0.6 s later).
+        if record.holdingBack { return false }
         if let id = record.deviceID { return links[id] == nil }
         // Not identified yet. One whose tag checks out is a member of the account: with
         // every trusted device linked it is one of them, and nothing it says matters.

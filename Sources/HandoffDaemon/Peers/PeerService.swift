@@ -342,10 +342,11 @@ public actor PeerService: Service {
                            pairingHost: String? = nil) async {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
         let ourPort = await listenPort
+        let ourInstance = purpose == .link ? await advertisedInstance : nil
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort),
-                                                          time: SystemClock.now())))
+                                                          time: SystemClock.now(), instance: ourInstance)))
                 var messages = inbound.makeAsyncIterator()
                 guard let first = try await messages.next() else { return }
                 // TLS has checked the certificate; which device it is decides the rest.
@@ -382,7 +383,8 @@ public actor PeerService: Service {
                 let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
                                     peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn,
-                                    clockSkewSeconds: hello.time.map { Double(SystemClock.now().nanoseconds(until: $0)) / 1e9 })
+                                    clockSkewSeconds: hello.time.map { Double(SystemClock.now().nanoseconds(until: $0)) / 1e9 },
+                                    instance: hello.instance)
                 guard await attach(link, service: dialled) else { return }
                 link.send(.subscribe)
                 await linked(link, certificate: try certificate.toDERBytes())
@@ -490,6 +492,8 @@ public actor PeerService: Service {
             services[service]?.deviceID = link.deviceID
             services[service]?.failures = 0
         }
+        // The instance it advertises is this device: linked, so not dialled as well.
+        for (key, s) in services where s.deviceID == nil && link.advertises(key) { services[key]?.deviceID = link.deviceID }
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
         updateWatches()
         if !replacing {  // a replaced duplicate is the same peer, still connected
@@ -508,8 +512,13 @@ public actor PeerService: Service {
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
         if hadOffer { peerEvents.yield(.peerOffer(link.device, nil)) }
         peerEvents.yield(.peerDisconnected(link.device, reason: "connection closed"))
-        // Still advertised? Then it may be back soon: try again.
-        for (key, s) in services where s.deviceID == id { scheduleRetry(key) }
+        // Still advertised? Then it may be back soon: try again (the side that yields gives
+        // the other's dial its head start again).
+        let now = SystemClock.now()
+        for (key, s) in services where s.deviceID == id {
+            services[key]?.heldBackSince = now
+            scheduleRetry(key)
+        }
         updateWatches()
     }
 
@@ -592,6 +601,11 @@ public actor PeerService: Service {
         case .found(let service):
             logger.debug("found", metadata: ["name": "\(service.key.name)", "address": "\(service.address)"])
             var record = services[service.key] ?? ServiceRecord(service: service)
+            if services[service.key] == nil {
+                record.heldBackSince = SystemClock.now()
+                // Its device may have dialled us before we heard of it.
+                record.deviceID = links.values.first { $0.advertises(service.key) }?.deviceID
+            }
             // Unicast DNS-SD records are an administrator's, like a configured peer: no tag,
             // dialled whoever answers there (§3.4).
             if service.key.domain != "local" { record.isStatic = true }
@@ -602,6 +616,8 @@ public actor PeerService: Service {
             // (its network came back): worth trying at once, whatever the backoff said.
             let lostPeer = record.deviceID.map { trust.isTrusted($0) && links[$0] == nil } ?? false
             if lostPeer || (changed && !(record.deviceID.map { !trust.isTrusted($0) } ?? false)) { record.notBefore = nil }
+            // Found again, and both ends hear it at once: the hold back starts over.
+            if lostPeer { record.heldBackSince = SystemClock.now() }
             services[service.key] = record
             considerDialling(service.key)
             considerPairing(service.key)
@@ -621,8 +637,13 @@ public actor PeerService: Service {
         let situation = DialPolicy.Situation(
             identity: identity, isStatic: record.isStatic, linked: record.deviceID.map { links[$0] != nil } ?? false,
             siblingBusy: services.values.contains { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) },
-            notBefore: record.notBefore, trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) })
-        switch dialPolicy.decide(situation, at: SystemClock.now()) {
+            notBefore: record.notBefore, trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) },
+            yields: yields(to: key), heldBackSince: record.heldBackSince)
+        let decision = dialPolicy.decide(situation, at: SystemClock.now())
+        var holdingBack = false
+        if case .wait = decision { holdingBack = isHeldBack(record) }
+        services[key]?.holdingBack = holdingBack
+        switch decision {
         case .skip:
             return
         case .wait(let until):
@@ -633,6 +654,26 @@ public actor PeerService: Service {
             updateWatch(key)
             work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
         }
+    }
+
+    /// Whether the instance is the one of the two to dial (PeerProtocol.md §10.4): found by
+    /// mDNS while our advertisement is up, with a name that sorts first as UTF-8 bytes.
+    func yields(to key: ServiceKey) -> Bool {
+        guard key.domain == "local", let ours = advertisedName else { return false }
+        return key.name.utf8.lexicographicallyPrecedes(ours.utf8)
+    }
+
+    /// Whether we are waiting for the instance's own dial now (the hold back is running).
+    func isHeldBack(_ record: ServiceRecord) -> Bool {
+        guard !record.isStatic, let since = record.heldBackSince, yields(to: record.service.key) else { return false }
+        return SystemClock.now() < since.adding(nanoseconds: dialPolicy.holdBack)
+    }
+
+    /// The instance name the hello of a link states: the advertised one (Avahi may have
+    /// renamed it after a collision), or the one being registered after a rotation.
+    var advertisedInstance: String {
+        if let name = advertisedName, name.hasPrefix(rotationName) { return name }
+        return rotationName
     }
 
     private func scheduleRetry(_ key: ServiceKey, at when: Timestamp? = nil) {
@@ -651,6 +692,7 @@ public actor PeerService: Service {
     private func retryDue(_ key: ServiceKey) {
         services[key]?.retryScheduled = false
         considerDialling(key)
+        updateWatch(key)  // a hold back that ended may leave it undialled and worth watching
     }
 
     private func dial(_ key: ServiceKey, address: String, port: Int) async {
