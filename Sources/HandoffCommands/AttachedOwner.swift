@@ -72,7 +72,9 @@ struct AttachedOwner {
 
     private func refresh(with command: String) async throws {
         let result: ShellCommand.Result
-        do { result = try ShellCommand.run(command) } catch {
+        // On the blocking pool: the command may take its time, and in place it would hold
+        // one of the few threads every task of this process shares.
+        do { result = try await BlockingFile.pool.runIfActive { try ShellCommand.run(command) } } catch {
             Output.err("handoffctl: --refresh-with could not run: \(error)")
             return
         }
