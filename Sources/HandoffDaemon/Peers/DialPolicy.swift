@@ -60,12 +60,15 @@ struct DialPolicy: Sendable {
         }
         if s.siblingBusy { return .skip }
         var earliest = s.notBefore
-        if s.yields, !s.isStatic, let since = s.heldBackSince {
-            let until = since.adding(nanoseconds: holdBack)
-            earliest = max(earliest ?? until, until)
-        }
+        if let until = holdBackEnd(s) { earliest = max(earliest ?? until, until) }
         if let earliest, now < earliest { return .wait(until: earliest) }
         return .dial
+    }
+
+    /// When the hold back for the instance's own dial ends, if one applies (§10.4).
+    func holdBackEnd(_ s: Situation) -> Timestamp? {
+        guard s.yields, !s.isStatic, let since = s.heldBackSince else { return nil }
+        return since.adding(nanoseconds: holdBack)
     }
 
     /// What a dial taught: the earliest time to dial the instance again (nil: never on a

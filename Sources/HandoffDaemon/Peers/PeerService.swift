@@ -639,9 +639,10 @@ public actor PeerService: Service {
             siblingBusy: services.values.contains { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) },
             notBefore: record.notBefore, trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) },
             yields: yields(to: key), heldBackSince: record.heldBackSince)
-        let decision = dialPolicy.decide(situation, at: SystemClock.now())
+        let now = SystemClock.now()
+        let decision = dialPolicy.decide(situation, at: now)
         var holdingBack = false
-        if case .wait = decision { holdingBack = isHeldBack(record) }
+        if case .wait = decision, let end = dialPolicy.holdBackEnd(situation) { holdingBack = now < end }
         services[key]?.holdingBack = holdingBack
         switch decision {
         case .skip:
@@ -658,15 +659,9 @@ public actor PeerService: Service {
 
     /// Whether the instance is the one of the two to dial (PeerProtocol.md §10.4): found by
     /// mDNS while our advertisement is up, with a name that sorts first as UTF-8 bytes.
-    func yields(to key: ServiceKey) -> Bool {
+    private func yields(to key: ServiceKey) -> Bool {
         guard key.domain == "local", let ours = advertisedName else { return false }
         return key.name.utf8.lexicographicallyPrecedes(ours.utf8)
-    }
-
-    /// Whether we are waiting for the instance's own dial now (the hold back is running).
-    func isHeldBack(_ record: ServiceRecord) -> Bool {
-        guard !record.isStatic, let since = record.heldBackSince, yields(to: record.service.key) else { return false }
-        return SystemClock.now() < since.adding(nanoseconds: dialPolicy.holdBack)
     }
 
     /// The instance name the hello of a link states: the advertised one (Avahi may have
