@@ -4,38 +4,66 @@ import Glibc
 import Darwin
 #endif
 import HandoffWire
+import NIOConcurrencyHelpers
 
 /// Small files written so that a crash at any moment leaves either the old or the new
-/// content: write a temporary file beside it, fsync, rename over.
+/// content: write a temporary file beside it, fsync, rename over. `write` does it all in
+/// place (start-up); `StateWriter` does the flushing half off the event loop.
 enum AtomicFile {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
-        let tmp = path + ".tmp-\(getpid())"
+        try commit(try prepare(bytes, to: path, mode: mode))
+    }
+
+    /// A new content written beside its file, not yet flushed nor in place.
+    struct Pending: Sendable {
+        let temporary: String
+        let path: String
+    }
+
+    private static let sequence = NIOLockedValueBox<UInt64>(0)
+
+    /// The first half of `write`: the new content in a temporary file of its own beside
+    /// `path` (so a full disk fails here, before anything changes).
+    static func prepare(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws -> Pending {
+        let n = sequence.withLockedValue { n -> UInt64 in n += 1; return n }
+        let tmp = path + ".tmp-\(getpid())-\(n)"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(description: "cannot create \(tmp): \(errnoText())") }
-        var ok = true
+        var failure: String?
         bytes.withUnsafeBytes { buf in
             var off = 0
             while off < buf.count {
                 let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; ok = false; return }
+                if n < 0 { if errno == EINTR { continue }; failure = errnoText(); return }
                 off += n
             }
         }
-        if ok && fsync(fd) != 0 { ok = false }
+        if close(fd) != 0 && failure == nil { failure = errnoText() }
+        if let failure { unlink(tmp); throw Failure(description: "cannot write \(tmp): \(failure)") }
+        return Pending(temporary: tmp, path: path)
+    }
+
+    /// The second half: flush the new content, put it in place, flush the directory. Only
+    /// after the rename is the new content what a restart reads; only after the fsyncs is
+    /// it what a power cut leaves.
+    static func commit(_ p: Pending) throws {
+        let fd = open(p.temporary, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: "cannot open \(p.temporary): \(errnoText())") }
+        let synced = fsync(fd) == 0
         let err = errnoText()
         close(fd)
-        guard ok else { unlink(tmp); throw Failure(description: "cannot write \(tmp): \(err)") }
-        guard rename(tmp, path) == 0 else {
+        guard synced else { unlink(p.temporary); throw Failure(description: "cannot write \(p.temporary): \(err)") }
+        guard rename(p.temporary, p.path) == 0 else {
             let e = errnoText()
-            unlink(tmp)
-            throw Failure(description: "cannot rename \(tmp) to \(path): \(e)")
+            unlink(p.temporary)
+            throw Failure(description: "cannot rename \(p.temporary) to \(p.path): \(e)")
         }
         // The rename itself lives in the directory: sync it too, or a power cut may undo it.
-        let dir = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let dir = String(p.path[..<(p.path.lastIndex(of: "/") ?? p.path.startIndex)])
         let dfd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 {
             _ = fsync(dfd)

@@ -107,6 +107,8 @@ public struct Daemon: Sendable {
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
+        // What was changed last is on disk before the process ends.
+        _ = await StateWriter.shared.settle()
         SystemdNotifier.notify("STOPPING=1")
         logger.info("handoffd stopped")
     }

@@ -157,4 +157,73 @@ struct StateFaultTests {
         #expect(try await client.current()?.activity.activityType == "org.example.after")
         #expect(try await client.diagnostics().first { $0.id == "identity" }?.status == .ok)
     }
+
+    /// A disk that stalls on flush (fsync waits, as on a busy disk or a network home):
+    /// the change waiting for it is answered once it is flushed and in place, and nothing
+    /// else waits. Before, the fsync ran on the event loop and every request, link and
+    /// stream of the daemon stopped until it returned.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/fuse"), "needs FUSE"))
+    func aDiskThatStallsOnFlushHoldsOnlyTheChangeThatWaitsForIt() async throws {
+        let daemon = try DaemonProcess()
+        let backing = daemon.directory + "/backing"
+        let stall = daemon.directory + "/stall"
+        try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        let fuse = Process()
+        fuse.executableURL = URL(fileURLWithPath: TestEnvironment.packageRoot + "/scripts/slowfs")
+        fuse.arguments = [backing, daemon.stateDirectory, stall]
+        fuse.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        try fuse.run()
+        defer {
+            fuse.terminate()
+            Task { await unmount(daemon.stateDirectory) }
+        }
+        try await eventually(timeout: 10, "slowfs to mount") {
+            ((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(" \(daemon.stateDirectory) fuse")
+        }
+        try await daemon.start()
+        defer { Task { await daemon.stop() } }
+        let ctl = try TestEnvironment.binary("handoffctl")
+        func handoffctl(_ args: [String]) async throws -> CommandResult {
+            // `timeout`: a daemon stuck behind the disk fails the test instead of hanging it.
+            try await CommandLineTool.run("/usr/bin/timeout", ["30", ctl, "--socket", daemon.socketPath] + args, environment: daemon.environment)
+        }
+        var first = ActivityDraft(activityType: "org.example.first")
+        first.title = "Saved before the disk stalled"
+        _ = try await HandoffClient(socketPath: daemon.socketPath).becomeCurrent(first)
+
+        FileManager.default.createFile(atPath: stall, contents: Data())
+        let stalled = Task { try await handoffctl(["become-current", "--type", "org.example.stalled", "--title", "Made while the disk stalls"]) }
+        try await eventually(timeout: 10, "the stalled change's temporary file") {
+            AtomicNames.temporaries(in: backing).count > 0
+        }
+        // Everything that needs no saving is answered meanwhile (a change that does, such
+        // as an app's activity resigning the daemon-owned current one, waits its turn).
+        for command in [["status"], ["peers"], ["list"], ["devices"]] {
+            let r = try await handoffctl(command)
+            #expect(r.status == 0, "handoffctl \(command.joined(separator: " ")): \(r)")
+        }
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        // ...while the stalled change is still not in place: the disk still holds it.
+        #expect(FileManager.default.fileExists(atPath: stall))
+        #expect(try savedTypes(daemon) == ["org.example.first"])
+
+        // The disk flushes: the change is answered, in place, and survives a crash.
+        try FileManager.default.removeItem(atPath: stall)
+        let made = try await stalled.value
+        #expect(made.status == 0, "\(made)")
+        #expect(try savedTypes(daemon).contains("org.example.stalled"))
+        #expect(AtomicNames.temporaries(in: backing).isEmpty)
+        await daemon.crash()
+        try await daemon.start()
+        #expect(try await client.current()?.activity.activityType == "org.example.stalled")
+        #expect(!daemon.log().contains("could not save"), "\(daemon.log())")
+    }
+}
+
+/// The temporary files `AtomicFile` writes beside a state file before putting it in place.
+enum AtomicNames {
+    static func temporaries(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.contains(".tmp-") }
+    }
 }

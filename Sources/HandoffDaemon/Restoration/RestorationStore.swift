@@ -111,7 +111,7 @@ public actor RestorationStore {
     private func write(_ app: String, _ r: RestorationRecord) throws(HandoffError) {
         do {
             try AtomicFile.makeDirectories(directory)
-            try AtomicFile.write(Array(RestorationStore.json(r).serialized().utf8), to: path(app))
+            try StateWriter.shared.write(Array(RestorationStore.json(r).serialized().utf8), to: path(app))
         } catch {
             throw .notSaved("the restoration state", error)
         }
