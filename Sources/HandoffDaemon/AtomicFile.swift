@@ -71,6 +71,22 @@ enum AtomicFile {
         }
     }
 
+    /// Removes the temporary files a daemon that died mid-write left in `directory`
+    /// (`NAME.tmp-PID` or `NAME.tmp-PID-N`, PID no longer running), and returns their names.
+    /// A live process's are left alone.
+    @discardableResult
+    static func removeStaleTemporaries(in directory: String) -> [String] {
+        var removed: [String] = []
+        for name in names(in: directory) {
+            let parts = name.split(separator: ".tmp-", omittingEmptySubsequences: false)
+            guard parts.count >= 2, let suffix = parts.last, suffix.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }),
+                  let pid = Int32(suffix.split(separator: "-").first ?? ""), pid > 0 else { continue }
+            if kill(pid, 0) == 0 || errno == EPERM { continue }
+            if unlink(directory + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     /// Nil when the file does not exist.
     static func read(_ path: String, limit: Int = 16 << 20) throws -> [UInt8]? {
         try BoundedFile.read(path, limit: limit)

@@ -29,6 +29,12 @@ public struct Daemon: Sendable {
             listener = .path(config.socketPath)
         }
         try AtomicFile.makeDirectories(config.stateDirectory)
+        for dir in [config.stateDirectory, config.stateDirectory + "/restoration"] {
+            let removed = AtomicFile.removeStaleTemporaries(in: dir)
+            if !removed.isEmpty {
+                logger.notice("removed what an interrupted save left behind", metadata: ["directory": "\(dir)", "files": "\(removed.joined(separator: ", "))"])
+            }
+        }
         let startedAt = SystemClock.now()
         let identity = try DeviceIdentity.loadOrCreate(directory: config.stateDirectory)
         let device = DeviceRef(name: config.deviceName, id: identity.deviceID.description)

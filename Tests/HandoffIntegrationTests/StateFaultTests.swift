@@ -158,6 +158,28 @@ struct StateFaultTests {
         #expect(try await client.diagnostics().first { $0.id == "identity" }?.status == .ok)
     }
 
+    /// A daemon killed between writing a state file's temporary copy and renaming it
+    /// leaves the copy behind; the next start removes it (a live process's are left alone).
+    @Test func whatAnInterruptedSaveLeftBehindIsRemovedAtStart() async throws {
+        let daemon = try DaemonProcess()
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: daemon.stateDirectory + "/restoration", withIntermediateDirectories: true)
+        let dead = "2147483646"  // above any pid_max: no such process
+        let left = ["activities.json.tmp-\(dead)-3", "trusted-devices.json.tmp-\(dead)", "restoration/org.example.Editor.json.tmp-\(dead)-1"]
+        let alive = "activities.json.tmp-\(getpid())-9"
+        for name in left + [alive, "notes.tmp-keep"] {
+            #expect(fm.createFile(atPath: daemon.stateDirectory + "/" + name, contents: Data("{".utf8)))
+        }
+        try await daemon.start()
+        defer { Task { await daemon.stop() } }
+        for name in left { #expect(!fm.fileExists(atPath: daemon.stateDirectory + "/" + name), "\(name) is still there") }
+        #expect(fm.fileExists(atPath: daemon.stateDirectory + "/" + alive))
+        #expect(fm.fileExists(atPath: daemon.stateDirectory + "/notes.tmp-keep"))
+        #expect(daemon.log().contains("removed what an interrupted save left behind"), "\(daemon.log())")
+        _ = try await HandoffClient(socketPath: daemon.socketPath).becomeCurrent(ActivityDraft(activityType: "org.example.after"))
+        #expect(try savedTypes(daemon) == ["org.example.after"])
+    }
+
     /// A disk that stalls on flush (fsync waits, as on a busy disk or a network home):
     /// the change waiting for it is answered once it is flushed and in place, and nothing
     /// else waits. Before, the fsync ran on the event loop and every request, link and
