@@ -374,13 +374,15 @@ public actor ActivityRegistry {
 
     /// Daemon-owned activities survive restarts; session-owned ones die with their app anyway.
     /// A save that fails here (a removal on a full disk) is logged and tried again at the
-    /// next change: `lastSaved` still differs.
+    /// next change: `lastSaved` still differs. So is one whose flush failed later.
     private func persist() {
-        // Every mutation ends here, so this is where peers hear of changes: after the
-        // save, so a crash mid-write never leaves a peer with an offer that was not stored.
+        // Every mutation ends here, so this is where peers hear of changes: once the save
+        // is asked for. A crash before it is flushed loses an offer peers may have seen;
+        // their link to this daemon ends with it, and with the link, the offer there.
         defer { offerChanged() }
         guard let store else { return }
         let snapshot = snapshot(of: entries)
+        forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return }
         do {
             try store.save(snapshot)
@@ -412,6 +414,7 @@ public actor ActivityRegistry {
         var prospective = entries
         change(&prospective)
         let snapshot = snapshot(of: prospective)
+        forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return }
         do {
             try store.save(snapshot)
@@ -420,6 +423,12 @@ public actor ActivityRegistry {
             throw .notSaved(what, error)
         }
         lastSaved = snapshot
+    }
+
+    /// A save whose flush failed (after the request that made it was answered 507) is not
+    /// on disk: the same snapshot must be written again, not skipped as saved.
+    private func forgetUnflushedSave(_ store: ActivityStore) {
+        if StateWriter.shared.flushFailed(store.path) { lastSaved = nil }
     }
 
     // MARK: - What peers see

@@ -71,16 +71,18 @@ enum AtomicFile {
         }
     }
 
-    /// Removes the temporary files a daemon that died mid-write left in `directory`
-    /// (`NAME.tmp-PID` or `NAME.tmp-PID-N`, PID no longer running), and returns their names.
-    /// A live process's are left alone.
+    /// Removes the temporary files a daemon that died mid-write left in `directory`:
+    /// `NAME.tmp-PID` or `NAME.tmp-PID-N` where `isStateFile(NAME)` and PID is no longer
+    /// running. Returns their names. A live process's, and anything else, are left alone.
     @discardableResult
-    static func removeStaleTemporaries(in directory: String) -> [String] {
+    static func removeStaleTemporaries(in directory: String, isStateFile: (Substring) -> Bool) -> [String] {
         var removed: [String] = []
         for name in names(in: directory) {
             let parts = name.split(separator: ".tmp-", omittingEmptySubsequences: false)
-            guard parts.count >= 2, let suffix = parts.last, suffix.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }),
-                  let pid = Int32(suffix.split(separator: "-").first ?? ""), pid > 0 else { continue }
+            guard parts.count == 2, isStateFile(parts[0]) else { continue }
+            let numbers = parts[1].split(separator: "-", omittingEmptySubsequences: false)
+            guard (1...2).contains(numbers.count), numbers.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+                  let pid = Int32(numbers[0]), pid > 0 else { continue }
             if kill(pid, 0) == 0 || errno == EPERM { continue }
             if unlink(directory + "/" + name) == 0 { removed.append(name) }
         }

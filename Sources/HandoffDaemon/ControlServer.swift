@@ -233,11 +233,12 @@ public final class ControlServer: Service, Sendable {
                 try await streamEvents(outbound: outbound, channel: channel)
                 return
             case .route(let route):
-                let mark = StateWriter.shared.mark
-                var response = await router.handle(route, request)
-                // A change is answered once its state files are in place and flushed, as
-                // when they were written in place; only the flushing ran off the loop.
-                if head.method != .GET, let failure = await StateWriter.shared.settle(after: mark), response.status < 300 {
+                let tickets = StateWriter.Tickets()
+                var response = await StateWriter.$requestTickets.withValue(tickets) { await router.handle(route, request) }
+                // A change is answered once the state files it changed are in place and
+                // flushed, as when they were written in place; only the flushing ran off
+                // the loop. A request that changed none answers at once.
+                if let failure = await StateWriter.shared.settle(tickets.all), response.status < 300 {
                     response = .error(HandoffError(.storageFull, code: "not_saved",
                         message: "handoffd made the change but could not write it to its state directory (\(failure)), so a restart would lose it; check the disk (see `handoffctl doctor`) and try again"))
                 }

@@ -29,8 +29,12 @@ public struct Daemon: Sendable {
             listener = .path(config.socketPath)
         }
         try AtomicFile.makeDirectories(config.stateDirectory)
-        for dir in [config.stateDirectory, config.stateDirectory + "/restoration"] {
-            let removed = AtomicFile.removeStaleTemporaries(in: dir)
+        // Only the names handoffd writes: the state directory may be a shared folder.
+        let stateFiles: Set<Substring> = ["activities.json", "account.json", "trusted-devices.json", "advertisement-key.json",
+                                          "device-key.pem", "device-cert.pem"]
+        for (dir, isStateFile) in [(config.stateDirectory, { stateFiles.contains($0) }),
+                                   (config.stateDirectory + "/restoration", { $0.hasSuffix(".json") })] as [(String, (Substring) -> Bool)] {
+            let removed = AtomicFile.removeStaleTemporaries(in: dir, isStateFile: isStateFile)
             if !removed.isEmpty {
                 logger.notice("removed what an interrupted save left behind", metadata: ["directory": "\(dir)", "files": "\(removed.joined(separator: ", "))"])
             }
@@ -112,9 +116,12 @@ public struct Daemon: Sendable {
             services: [.init(service: server), .init(service: peers)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
-        try await group.run()
-        // What was changed last is on disk before the process ends.
-        _ = await StateWriter.shared.settle()
+        // What was changed last is on disk before the process ends, however it ends.
+        do { try await group.run() } catch {
+            await StateWriter.shared.settleAll()
+            throw error
+        }
+        await StateWriter.shared.settleAll()
         SystemdNotifier.notify("STOPPING=1")
         logger.info("handoffd stopped")
     }

@@ -167,14 +167,16 @@ struct StateFaultTests {
         let dead = "2147483646"  // above any pid_max: no such process
         let left = ["activities.json.tmp-\(dead)-3", "trusted-devices.json.tmp-\(dead)", "restoration/org.example.Editor.json.tmp-\(dead)-1"]
         let alive = "activities.json.tmp-\(getpid())-9"
-        for name in left + [alive, "notes.tmp-keep"] {
+        // Not handoffd's: another program's file, though its name looks like one.
+        let others = ["notes.tmp-keep", "backup.tmp-2024-01-05", "activities.json.tmp-\(dead)-3-1"]
+        for name in left + [alive] + others {
             #expect(fm.createFile(atPath: daemon.stateDirectory + "/" + name, contents: Data("{".utf8)))
         }
         try await daemon.start()
         defer { Task { await daemon.stop() } }
         for name in left { #expect(!fm.fileExists(atPath: daemon.stateDirectory + "/" + name), "\(name) is still there") }
         #expect(fm.fileExists(atPath: daemon.stateDirectory + "/" + alive))
-        #expect(fm.fileExists(atPath: daemon.stateDirectory + "/notes.tmp-keep"))
+        for name in others { #expect(fm.fileExists(atPath: daemon.stateDirectory + "/" + name), "\(name) was removed") }
         #expect(daemon.log().contains("removed what an interrupted save left behind"), "\(daemon.log())")
         _ = try await HandoffClient(socketPath: daemon.socketPath).becomeCurrent(ActivityDraft(activityType: "org.example.after"))
         #expect(try savedTypes(daemon) == ["org.example.after"])
@@ -226,19 +228,29 @@ struct StateFaultTests {
             #expect(r.status == 0, "handoffctl \(command.joined(separator: " ")): \(r)")
         }
         let client = HandoffClient(socketPath: daemon.socketPath)
+        // Two more changes queue behind it; the first of them is superseded by the second
+        // before the disk is back, and its request waits for the second to be flushed.
+        var queued = AtomicNames.temporaries(in: backing).count
+        let second = Task { try await handoffctl(["become-current", "--type", "org.example.second"]) }
+        try await eventually(timeout: 10, "the second change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
+        queued = AtomicNames.temporaries(in: backing).count
+        let third = Task { try await handoffctl(["become-current", "--type", "org.example.third"]) }
+        try await eventually(timeout: 10, "the third change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
         // ...while the stalled change is still not in place: the disk still holds it.
         #expect(FileManager.default.fileExists(atPath: stall))
         #expect(try savedTypes(daemon) == ["org.example.first"])
 
-        // The disk flushes: the change is answered, in place, and survives a crash.
+        // The disk flushes: the changes are answered, in place, and survive a crash.
         try FileManager.default.removeItem(atPath: stall)
-        let made = try await stalled.value
-        #expect(made.status == 0, "\(made)")
-        #expect(try savedTypes(daemon).contains("org.example.stalled"))
+        for change in [stalled, second, third] {
+            let made = try await change.value
+            #expect(made.status == 0, "\(made)")
+        }
+        #expect(try savedTypes(daemon) == ["org.example.first", "org.example.stalled", "org.example.second", "org.example.third"])
         #expect(AtomicNames.temporaries(in: backing).isEmpty)
         await daemon.crash()
         try await daemon.start()
-        #expect(try await client.current()?.activity.activityType == "org.example.stalled")
+        #expect(try await client.current()?.activity.activityType == "org.example.third")
         #expect(!daemon.log().contains("could not save"), "\(daemon.log())")
     }
 }

@@ -151,6 +151,11 @@ extension PeerService {
                                    "the file system of \(directory) is full (\(free >> 10) KiB free): making an activity current, trusting and saving state are refused",
                                    fix: "free some space on that file system")
         }
+        if let (path, error) = StateWriter.shared.lastFailure {
+            return DiagnosticCheck("state-space", .failed, "State directory",
+                                   "\(path) could not be saved (\(error)): what handoffd holds in memory would be lost at a restart",
+                                   fix: "check the disk (dmesg, the file system's health); the next change saves it again")
+        }
         return DiagnosticCheck("state-space", .ok, "State directory", "\(free >> 20) MiB free in \(directory)")
     }
 

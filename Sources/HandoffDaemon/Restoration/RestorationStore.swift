@@ -125,9 +125,8 @@ public actor RestorationStore {
 
     private func remove(_ app: String) {
         records[app] = nil
-        if unlink(path(app)) != 0 && errno != ENOENT {
-            logger.warning("could not delete restoration state", metadata: ["app": "\(app)", "error": "\(String(cString: strerror(errno)))"])
-        }
+        // Queued behind any write of the same file still being flushed, which would put it back.
+        StateWriter.shared.remove(path(app))
     }
 
     static func json(_ r: RestorationRecord) -> JSONValue {
