@@ -182,6 +182,81 @@ struct StateFaultTests {
         #expect(try savedTypes(daemon) == ["org.example.after"])
     }
 
+    struct SlowFS {
+        let process: Process
+        let backing: String
+        /// While it exists, fsync waits.
+        let stall: String
+        /// While it exists, a file's fsync fails with EIO.
+        let fail: String
+    }
+
+    /// Runs `body` with `scripts/slowfs` mounted as the daemon's state directory, then stops
+    /// the daemon, unmounts and ends slowfs, whatever `body` did.
+    func withSlowFS(_ daemon: DaemonProcess, _ body: (SlowFS) async throws -> Void) async throws {
+        let fs = SlowFS(process: Process(), backing: daemon.directory + "/backing", stall: daemon.directory + "/stall", fail: daemon.directory + "/fail")
+        try FileManager.default.createDirectory(atPath: fs.backing, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+        fs.process.executableURL = URL(fileURLWithPath: TestEnvironment.packageRoot + "/scripts/slowfs")
+        fs.process.arguments = [fs.backing, daemon.stateDirectory, fs.stall, fs.fail]
+        // Not the test's own output: a slowfs that outlived the test would hold it open.
+        fs.process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        fs.process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try fs.process.run()
+        var failure: (any Error)?
+        do {
+            try await eventually(timeout: 10, "slowfs to mount") {
+                ((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(" \(daemon.stateDirectory) fuse")
+            }
+            try await body(fs)
+        } catch {
+            failure = error
+        }
+        try? FileManager.default.removeItem(atPath: fs.stall)
+        try? FileManager.default.removeItem(atPath: fs.fail)
+        await daemon.stop()
+        await unmount(daemon.stateDirectory)
+        fs.process.terminate()
+        for _ in 0..<50 where fs.process.isRunning { try? await Task.sleep(for: .milliseconds(100)) }
+        if fs.process.isRunning { kill(fs.process.processIdentifier, SIGKILL) }
+        if let failure { throw failure }
+    }
+
+    /// A disk that fails on flush (fsync: EIO): the change is made but the answer says it
+    /// was not saved, the doctor says so, and the same change asked again is written then.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/fuse"), "needs FUSE"))
+    func aFlushThatFailsIsReportedAndTheChangeIsWrittenWhenAskedAgain() async throws {
+        let daemon = try DaemonProcess()
+        try await withSlowFS(daemon) { fuse in
+            try await daemon.start()
+            let client = HandoffClient(socketPath: daemon.socketPath)
+            _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.first"))
+
+            FileManager.default.createFile(atPath: fuse.fail, contents: Data())
+            var made: ActivityRecord?
+            let failed = await apiError { made = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.unflushed")) }
+            #expect(made == nil)
+            #expect(failed?.status == 507 && failed?.code == "not_saved", "\(String(describing: failed))")
+            #expect(failed?.message.contains("made the change") == true && failed?.message.contains("Input/output error") == true,
+                    "\(String(describing: failed))")
+            #expect(try savedTypes(daemon) == ["org.example.first"])
+            let space = try #require(try await client.diagnostics().first { $0.id == "state-space" })
+            #expect(space.status == .failed && space.detail.contains("activities.json could not be saved"), "\(space)")
+
+            // The disk is back: asking for the same thing again writes it (it is already
+            // current in memory, so the snapshot is the one whose flush failed).
+            try FileManager.default.removeItem(atPath: fuse.fail)
+            let current = try #require(try await client.current())
+            #expect(current.activity.activityType == "org.example.unflushed")
+            _ = try await client.becomeCurrent(existing: current.activity.id.rawValue)
+            #expect(try savedTypes(daemon) == ["org.example.first", "org.example.unflushed"])
+            #expect(try await client.diagnostics().first { $0.id == "state-space" }?.status == .ok)
+            await daemon.crash()
+            try await daemon.start()
+            #expect(try await client.current()?.activity.activityType == "org.example.unflushed")
+        }
+    }
+
     /// A disk that stalls on flush (fsync waits, as on a busy disk or a network home):
     /// the change waiting for it is answered once it is flushed and in place, and nothing
     /// else waits. Before, the fsync ran on the event loop and every request, link and
@@ -189,69 +264,55 @@ struct StateFaultTests {
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/fuse"), "needs FUSE"))
     func aDiskThatStallsOnFlushHoldsOnlyTheChangeThatWaitsForIt() async throws {
         let daemon = try DaemonProcess()
-        let backing = daemon.directory + "/backing"
-        let stall = daemon.directory + "/stall"
-        try FileManager.default.createDirectory(atPath: backing, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
-        let fuse = Process()
-        fuse.executableURL = URL(fileURLWithPath: TestEnvironment.packageRoot + "/scripts/slowfs")
-        fuse.arguments = [backing, daemon.stateDirectory, stall]
-        fuse.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        try fuse.run()
-        defer {
-            fuse.terminate()
-            Task { await unmount(daemon.stateDirectory) }
-        }
-        try await eventually(timeout: 10, "slowfs to mount") {
-            ((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(" \(daemon.stateDirectory) fuse")
-        }
-        try await daemon.start()
-        defer { Task { await daemon.stop() } }
-        let ctl = try TestEnvironment.binary("handoffctl")
-        func handoffctl(_ args: [String]) async throws -> CommandResult {
-            // `timeout`: a daemon stuck behind the disk fails the test instead of hanging it.
-            try await CommandLineTool.run("/usr/bin/timeout", ["30", ctl, "--socket", daemon.socketPath] + args, environment: daemon.environment)
-        }
-        var first = ActivityDraft(activityType: "org.example.first")
-        first.title = "Saved before the disk stalled"
-        _ = try await HandoffClient(socketPath: daemon.socketPath).becomeCurrent(first)
+        try await withSlowFS(daemon) { fuse in
+            let backing = fuse.backing, stall = fuse.stall
+            try await daemon.start()
+            let ctl = try TestEnvironment.binary("handoffctl")
+            func handoffctl(_ args: [String]) async throws -> CommandResult {
+                // `timeout`: a daemon stuck behind the disk fails the test instead of hanging it.
+                try await CommandLineTool.run("/usr/bin/timeout", ["30", ctl, "--socket", daemon.socketPath] + args, environment: daemon.environment)
+            }
+            var first = ActivityDraft(activityType: "org.example.first")
+            first.title = "Saved before the disk stalled"
+            _ = try await HandoffClient(socketPath: daemon.socketPath).becomeCurrent(first)
 
-        FileManager.default.createFile(atPath: stall, contents: Data())
-        let stalled = Task { try await handoffctl(["become-current", "--type", "org.example.stalled", "--title", "Made while the disk stalls"]) }
-        try await eventually(timeout: 10, "the stalled change's temporary file") {
-            AtomicNames.temporaries(in: backing).count > 0
-        }
-        // Everything that needs no saving is answered meanwhile (a change that does, such
-        // as an app's activity resigning the daemon-owned current one, waits its turn).
-        for command in [["status"], ["peers"], ["list"], ["devices"]] {
-            let r = try await handoffctl(command)
-            #expect(r.status == 0, "handoffctl \(command.joined(separator: " ")): \(r)")
-        }
-        let client = HandoffClient(socketPath: daemon.socketPath)
-        // Two more changes queue behind it; the first of them is superseded by the second
-        // before the disk is back, and its request waits for the second to be flushed.
-        var queued = AtomicNames.temporaries(in: backing).count
-        let second = Task { try await handoffctl(["become-current", "--type", "org.example.second"]) }
-        try await eventually(timeout: 10, "the second change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
-        queued = AtomicNames.temporaries(in: backing).count
-        let third = Task { try await handoffctl(["become-current", "--type", "org.example.third"]) }
-        try await eventually(timeout: 10, "the third change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
-        // ...while the stalled change is still not in place: the disk still holds it.
-        #expect(FileManager.default.fileExists(atPath: stall))
-        #expect(try savedTypes(daemon) == ["org.example.first"])
+            FileManager.default.createFile(atPath: stall, contents: Data())
+            let stalled = Task { try await handoffctl(["become-current", "--type", "org.example.stalled", "--title", "Made while the disk stalls"]) }
+            try await eventually(timeout: 10, "the stalled change's temporary file") {
+                AtomicNames.temporaries(in: backing).count > 0
+            }
+            // Everything that needs no saving is answered meanwhile (a change that does, such
+            // as an app's activity resigning the daemon-owned current one, waits its turn).
+            for command in [["status"], ["peers"], ["list"], ["devices"]] {
+                let r = try await handoffctl(command)
+                #expect(r.status == 0, "handoffctl \(command.joined(separator: " ")): \(r)")
+            }
+            let client = HandoffClient(socketPath: daemon.socketPath)
+            // Two more changes queue behind it; the first of them is superseded by the second
+            // before the disk is back, and its request waits for the second to be flushed.
+            var queued = AtomicNames.temporaries(in: backing).count
+            let second = Task { try await handoffctl(["become-current", "--type", "org.example.second"]) }
+            try await eventually(timeout: 10, "the second change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
+            queued = AtomicNames.temporaries(in: backing).count
+            let third = Task { try await handoffctl(["become-current", "--type", "org.example.third"]) }
+            try await eventually(timeout: 10, "the third change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
+            // ...while the stalled change is still not in place: the disk still holds it.
+            #expect(FileManager.default.fileExists(atPath: stall))
+            #expect(try savedTypes(daemon) == ["org.example.first"])
 
-        // The disk flushes: the changes are answered, in place, and survive a crash.
-        try FileManager.default.removeItem(atPath: stall)
-        for change in [stalled, second, third] {
-            let made = try await change.value
-            #expect(made.status == 0, "\(made)")
+            // The disk flushes: the changes are answered, in place, and survive a crash.
+            try FileManager.default.removeItem(atPath: stall)
+            for change in [stalled, second, third] {
+                let made = try await change.value
+                #expect(made.status == 0, "\(made)")
+            }
+            #expect(try savedTypes(daemon) == ["org.example.first", "org.example.stalled", "org.example.second", "org.example.third"])
+            #expect(AtomicNames.temporaries(in: backing).isEmpty)
+            await daemon.crash()
+            try await daemon.start()
+            #expect(try await client.current()?.activity.activityType == "org.example.third")
+            #expect(!daemon.log().contains("could not save"), "\(daemon.log())")
         }
-        #expect(try savedTypes(daemon) == ["org.example.first", "org.example.stalled", "org.example.second", "org.example.third"])
-        #expect(AtomicNames.temporaries(in: backing).isEmpty)
-        await daemon.crash()
-        try await daemon.start()
-        #expect(try await client.current()?.activity.activityType == "org.example.third")
-        #expect(!daemon.log().contains("could not save"), "\(daemon.log())")
     }
 }
 
