@@ -30,8 +30,10 @@ public struct SavedActivity: Sendable, Equatable {
 public struct ActivityStore: Sendable {
     public let path: String
 
+    static let fileName = "activities.json"
+
     public init(stateDirectory: String) {
-        path = stateDirectory + "/activities.json"
+        path = stateDirectory + "/" + Self.fileName
     }
 
     func save(_ saved: SavedActivities) throws {

@@ -29,16 +29,7 @@ public struct Daemon: Sendable {
             listener = .path(config.socketPath)
         }
         try AtomicFile.makeDirectories(config.stateDirectory)
-        // Only the names handoffd writes: the state directory may be a shared folder.
-        let stateFiles: Set<Substring> = ["activities.json", "account.json", "trusted-devices.json", "advertisement-key.json",
-                                          "device-key.pem", "device-cert.pem"]
-        for (dir, isStateFile) in [(config.stateDirectory, { stateFiles.contains($0) }),
-                                   (config.stateDirectory + "/restoration", { $0.hasSuffix(".json") })] as [(String, (Substring) -> Bool)] {
-            let removed = AtomicFile.removeStaleTemporaries(in: dir, isStateFile: isStateFile)
-            if !removed.isEmpty {
-                logger.notice("removed what an interrupted save left behind", metadata: ["directory": "\(dir)", "files": "\(removed.joined(separator: ", "))"])
-            }
-        }
+        removeInterruptedSaves(in: config.stateDirectory)
         let startedAt = SystemClock.now()
         let identity = try DeviceIdentity.loadOrCreate(directory: config.stateDirectory)
         let device = DeviceRef(name: config.deviceName, id: identity.deviceID.description)
@@ -124,5 +115,25 @@ public struct Daemon: Sendable {
         await StateWriter.shared.settleAll()
         SystemdNotifier.notify("STOPPING=1")
         logger.info("handoffd stopped")
+    }
+}
+
+extension Daemon {
+    /// The temporary files of saves a killed daemon never finished. Only the names
+    /// handoffd writes: the state directory may be a shared folder.
+    private func removeInterruptedSaves(in stateDirectory: String) {
+        let stateFiles: Set<Substring> = [
+            Substring(ActivityStore.fileName), Substring(AccountStore.fileName), Substring(AdvertisementKeyStore.fileName),
+            Substring(TrustStore.fileName), Substring(DeviceIdentity.keyFile), Substring(DeviceIdentity.certificateFile),
+        ]
+        let restoration = stateDirectory + "/" + RestorationStore.directoryName
+        for dir in [stateDirectory, restoration] {
+            let removed = AtomicFile.removeStaleTemporaries(in: dir) { name in
+                dir == restoration ? name.hasSuffix(".json") : stateFiles.contains(name)
+            }
+            if !removed.isEmpty {
+                logger.notice("removed what an interrupted save left behind", metadata: ["directory": "\(dir)", "files": "\(removed.joined(separator: ", "))"])
+            }
+        }
     }
 }

@@ -60,15 +60,16 @@ final class StateWriter: Sendable {
         var failedPaths: [String: String] = [:]
         var waiters: [Waiter] = []
 
-        /// A ticket and the tickets that carried its content on, as far as known now.
-        func carriers(of ticket: UInt64) -> [UInt64] {
-            var out = [ticket]
-            var t = ticket
-            while let next = supersededBy[t] {
-                out.append(next)
-                t = next
+        /// What waiting for `tickets` means now: the tickets that carry their content (theirs,
+        /// and the newer ones that superseded them, as far as known), the last of those, and
+        /// a failure among them already known.
+        func outcome(of tickets: [UInt64]) -> (watched: Set<UInt64>, upTo: UInt64, failure: String?) {
+            var watched = Set<UInt64>()
+            for ticket in tickets {
+                var t: UInt64? = ticket
+                while let current = t, watched.insert(current).inserted { t = supersededBy[current] }
             }
-            return out
+            return (watched, watched.max() ?? 0, watched.sorted().lazy.compactMap { failures[$0] }.first)
         }
 
         mutating func forgetOld() {
@@ -172,19 +173,11 @@ final class StateWriter: Sendable {
     /// once for no tickets.
     func settle(_ tickets: [UInt64]) async -> String? {
         guard !tickets.isEmpty else { return nil }
-        let done: String?? = state.withLockedValue { s in
-            let watched = tickets.flatMap { s.carriers(of: $0) }
-            let failure = watched.compactMap { s.failures[$0] }.first
-            return s.finished >= watched.max()! ? .some(failure) : nil
-        }
-        if let done { return done }
         return await withCheckedContinuation { c in
             let now: String?? = state.withLockedValue { s in
-                let watched = tickets.flatMap { s.carriers(of: $0) }
-                let failure = watched.compactMap { s.failures[$0] }.first
-                let upTo = watched.max()!
+                let (watched, upTo, failure) = s.outcome(of: tickets)
                 if s.finished >= upTo { return .some(failure) }
-                s.waiters.append(Waiter(watched: Set(watched), upTo: upTo, failure: failure, resume: c))
+                s.waiters.append(Waiter(watched: watched, upTo: upTo, failure: failure, resume: c))
                 return nil
             }
             if let now { c.resume(returning: now) }

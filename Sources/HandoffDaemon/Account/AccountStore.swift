@@ -12,8 +12,10 @@ public struct AccountStore: Sendable {
     /// The shared advertisement key lives beside the statements.
     let keys: AdvertisementKeyStore
 
+    static let fileName = "account.json"
+
     public init(stateDirectory: String) {
-        path = stateDirectory + "/account.json"
+        path = stateDirectory + "/" + Self.fileName
         keys = AdvertisementKeyStore(stateDirectory: stateDirectory)
     }
 

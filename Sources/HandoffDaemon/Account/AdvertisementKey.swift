@@ -26,7 +26,9 @@ struct AdvertisementKey: Sendable, Equatable {
 struct AdvertisementKeyStore: Sendable {
     let path: String
 
-    init(stateDirectory: String) { path = stateDirectory + "/advertisement-key.json" }
+    static let fileName = "advertisement-key.json"
+
+    init(stateDirectory: String) { path = stateDirectory + "/" + Self.fileName }
 
     /// A file that cannot be read is kept aside and logged: the account's members hand the
     /// current key over again on their next link.

@@ -23,8 +23,10 @@ public final class TrustStore: Sendable {
     /// Why the file could not be read at start (it was kept aside), for `handoffctl doctor`.
     let loadProblem: String?
 
+    static let fileName = "trusted-devices.json"
+
     public init(stateDirectory: String, logger: Logger) {
-        path = stateDirectory + "/trusted-devices.json"
+        path = stateDirectory + "/" + Self.fileName
         let (loaded, problem) = TrustStore.load(path, logger: logger)
         entries = NIOLockedValueBox(loaded)
         loadProblem = problem

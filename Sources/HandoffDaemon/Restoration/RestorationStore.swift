@@ -15,9 +15,10 @@ public actor RestorationStore {
     private let logger: Logger
     private var records: [String: RestorationRecord] = [:]
     static let maximumApps = 256
+    static let directoryName = "restoration"
 
     init(stateDirectory: String, logger: Logger) {
-        directory = stateDirectory + "/restoration"
+        directory = stateDirectory + "/" + Self.directoryName
         self.logger = logger
         records = RestorationStore.load(directory, logger: logger)
     }
