@@ -7,6 +7,16 @@ import PackageDescription
 //                               <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
 //                                                  <-  HandoffDesktop   <-  handoff-session
 // handoffctl never links the daemon; only the session agent links GIO.
+
+// The one version of the software: `--version`, `/v1/status` and the Debian package say it.
+// HANDOFF_VERSION overrides it for a build (scripts/package --version, for the upgrade test);
+// only the C file that holds it is compiled again.
+let version = Context.environment["HANDOFF_VERSION"] ?? "0.1.0"
+
+// Every executable binds its few shared-library symbols at start and gets a read-only GOT
+// (full RELRO), as Debian builds its packages (lintian: hardening-no-bindnow).
+let bindNow: LinkerSetting = .unsafeFlags(["-Xlinker", "-z", "-Xlinker", "relro", "-Xlinker", "-z", "-Xlinker", "now"], .when(platforms: [.linux]))
+
 let package = Package(
     name: "handoff",
     platforms: [.macOS(.v14)],
@@ -40,7 +50,9 @@ let package = Package(
         // What travels: control-API messages (and, later, peer messages and framing).
         .target(
             name: "HandoffWire",
-            dependencies: ["HandoffCore", .product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["HandoffCore", "CHandoffVersion", .product(name: "NIOCore", package: "swift-nio")]),
+        // The version string above, compiled in (a C string: Swift has no valued defines).
+        .target(name: "CHandoffVersion", cSettings: [.define("HANDOFF_VERSION", to: "\"\(version)\"")]),
         // Small C shim for what Swift's Glibc does not expose (struct ucred).
         .target(name: "CHandoffSystem"),
         // Avahi's C client, imported by HandoffAvahi alone.
@@ -111,9 +123,9 @@ let package = Package(
             // but the Swift runtime's start-up (dladdr, to find its own path) reads the whole
             // table, which stays resident (Docs/Performance.md, "Idle memory"). A no-op
             // without the static runtime.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]
         ),
-        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"]),
+        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"], linkerSettings: [bindNow]),
         // The activity history's store (SQLite through GRDB), in a helper process that
         // handoffd starts when the history is needed: GRDB brings full Foundation and ICU,
         // which the always-running daemon does not load.
@@ -124,14 +136,16 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "handoff-history",
-            dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire", .product(name: "Logging", package: "swift-log")],
+            linkerSettings: [bindNow]),
         .executableTarget(
             name: "handoff-browser-host",
             dependencies: [
                 "HandoffDesktop", "HandoffClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]),
+            ],
+            linkerSettings: [bindNow]),
         .executableTarget(
             name: "handoff-session",
             dependencies: [
@@ -140,7 +154,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            linkerSettings: [bindNow]),
         .testTarget(
             name: "HandoffCoreTests",
             dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),

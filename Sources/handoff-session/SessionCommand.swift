@@ -16,7 +16,8 @@ struct SessionCommand: AsyncParsableCommand {
             of desktop entries), or its web page in the app claiming the domain (X-Handoff-Domains) or the default \
             browser. Settings: ~/.config/handoff/handoff-session.conf (notifications = yes|no, \
             handler.TYPE = DESKTOP-ID).
-            """)
+            """,
+        version: APIVersion.software)
 
     @Option(help: ArgumentHelp("handoffd's control socket (default: $HANDOFF_SOCKET, else $XDG_RUNTIME_DIR/handoff/handoffd.sock).", valueName: "path"))
     var socket: String?
