@@ -53,18 +53,8 @@ struct BlockingFile: Sendable {
     }
 
     private func writeNow(_ bytes: ByteBuffer) throws {
-        let fd = self.fd
-        let name = self.name
-        try bytes.withUnsafeReadableBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(description: "writing \(name): \(String(cString: strerror(errno)))")
-                }
-                off += n
-            }
+        do { try bytes.withUnsafeReadableBytes { try writeAll(fd, $0) } } catch let e as WriteFailure {
+            throw Failure(description: "writing \(name): \(e.reason)")
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HandoffClient
 import HandoffWire
 
@@ -68,10 +68,10 @@ extension SessionAgent {
         let text = FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let updated = SessionConfiguration.setting(change.source, to: change.enabled ? "yes" : "no", in: text)
         do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]), withIntermediateDirectories: true)
             try updated.write(toFile: path, atomically: true, encoding: .utf8)
         } catch {
-            throw SourceChangeError(code: "settings_unwritable", message: "cannot write \(path): \(error.localizedDescription)")
+            throw SourceChangeError(code: "settings_unwritable", message: "cannot write \(path): \(error)")
         }
         logger.info("source setting changed", metadata: ["source": "\(change.source)", "enabled": "\(change.enabled)"])
     }

@@ -1,7 +1,10 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import HandoffClient
 import HandoffWire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Copies of documents fetched from other workstations (when the synced copy here is
 /// missing or different): `$XDG_CACHE_HOME/handoff/documents/ACTIVITY/NAME`, written under
@@ -37,9 +40,10 @@ public struct DocumentCache: Sendable {
         try fm.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try makeRoom(for: document.size, keeping: id)
         let target = folder + "/" + name, temporary = target + ".part"
-        guard fm.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = FileHandle(forWritingAtPath: temporary) else {
-            throw Failure(code: "document_fetch_failed", description: "cannot write \(temporary)")
+        try? fm.removeItem(atPath: temporary)  // what an interrupted fetch left
+        let handle: WritableFile
+        do { handle = try WritableFile(creating: temporary) } catch {
+            throw Failure(code: "document_fetch_failed", description: "\(error)")
         }
         var hasher = SHA256()
         do {
@@ -51,13 +55,12 @@ public struct DocumentCache: Sendable {
                     guard total <= document.size + (1 << 20), total <= capacityBytes else {
                         throw Failure(code: "document_fetch_failed", description: "the origin sent more than the document's announced size")
                     }
-                    let chunk = Data(bytes.readableBytesView)
+                    let chunk = Array(bytes.readableBytesView)
                     hasher.update(data: chunk)
-                    try handle.write(contentsOf: chunk)
+                    try handle.write(chunk)
                 }
                 return total
             }
-            try handle.synchronize()
             try handle.close()
             _ = written
         } catch {
@@ -81,7 +84,8 @@ public struct DocumentCache: Sendable {
             let path = directory + "/" + e
             var bytes: Int64 = 0
             for f in (try? fm.contentsOfDirectory(atPath: path)) ?? [] {
-                bytes += ((try? fm.attributesOfItem(atPath: path + "/" + f))?[.size] as? NSNumber)?.int64Value ?? 0
+                var info = stat()
+                if stat(path + "/" + f, &info) == 0 { bytes += Int64(info.st_size) }
             }
             let modified = ((try? fm.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
             folders.append((path, modified, bytes))

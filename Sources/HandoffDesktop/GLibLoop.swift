@@ -1,5 +1,4 @@
 import CGIO
-import Foundation
 
 /// One thread running a GLib main loop, on which every GIO call of the agent happens:
 /// GLib objects are not for several threads at once, and D-Bus signal callbacks are
@@ -11,13 +10,11 @@ public final class GLibLoop: @unchecked Sendable {
     public init() {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
-        let thread = Thread { [self] in
+        DetachedThread.start { [self] in
             g_main_context_push_thread_default(context)
             g_main_loop_run(loop)
             g_main_context_pop_thread_default(context)
         }
-        thread.name = "glib"
-        thread.start()
     }
 
     private final class Job {

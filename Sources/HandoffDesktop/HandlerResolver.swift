@@ -76,7 +76,7 @@ public struct HandlerResolver: Sendable {
     /// The host of an http(s) URL, lowercased; nil for anything else.
     public static func host(of url: String) -> String? {
         let lower = url.lowercased()
-        guard let schemeEnd = lower.range(of: "://"), ["http", "https"].contains(String(lower[..<schemeEnd.lowerBound])) else { return nil }
+        guard let schemeEnd = lower.firstRange(of: "://"), ["http", "https"].contains(String(lower[..<schemeEnd.lowerBound])) else { return nil }
         var rest = lower[schemeEnd.upperBound...]
         rest = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }

@@ -71,7 +71,7 @@ extension SessionAgent {
     private func showPairing(_ kind: PairingNotice.Kind, summary: String, body: String, actions: [(String, String)]) async {
         guard let notifications else { return }
         do {
-            let id = try await notifications.notify(appName: "Handoff", summary: summary, body: body, icon: "network-workgroup",
+            let id = try await notifications.notify(appName: "Handoff", summary: summary, body: body, icon: "handoff",
                                                     desktopEntry: nil, actions: actions, replacing: pairingNotice?.id)
             pairingNotice = PairingNotice(id: id, kind: kind)
         } catch {

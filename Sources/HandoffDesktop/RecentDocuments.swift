@@ -1,5 +1,5 @@
 import CGIO
-import Foundation
+import FoundationEssentials
 
 /// Recent documents as GTK and KDE apps record them: `$XDG_DATA_HOME/recently-used.xbel`,
 /// read with GLib's GBookmarkFile. The file is replaced by rename, so its folder is

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HandoffClient
 import HandoffCore
 import HandoffWire
@@ -273,7 +273,7 @@ public actor SessionAgent {
                 do {
                     let id = try await notifications.notify(
                         appName: "Handoff", summary: "Continue \u{201C}\(title)\u{201D}", body: "from \(device.name)",
-                        icon: icon ?? "document-send", desktopEntry: app.map { String($0.dropLast(".desktop".count)) },
+                        icon: icon ?? "handoff", desktopEntry: app.map { String($0.dropLast(".desktop".count)) },
                         actions: [("default", "Continue")], replacing: replacing)
                     policy.shown(device, notification: id)
                 } catch {

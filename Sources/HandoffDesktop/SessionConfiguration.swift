@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HandoffCore
 /// The session agent's settings: `~/.config/handoff/handoff-session.conf`, `key = value`
 /// lines (`#` starts a comment). Read again before each launch, so a change needs no

@@ -25,3 +25,23 @@ extension ByteBuffer {
         return buffer
     }
 }
+
+/// A failed write(2): its errno, worded by the caller.
+public struct WriteFailure: Error, Sendable {
+    public let errno: Int32
+    public var reason: String { String(cString: strerror(errno)) }
+}
+
+/// Writes all of `bytes` to `fd`, going on after short writes and EINTR. Blocks as the
+/// descriptor does: callers choose the thread.
+public func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(WriteFailure) {
+    var offset = 0
+    while offset < bytes.count {
+        let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw WriteFailure(errno: errno)
+        }
+        offset += n
+    }
+}

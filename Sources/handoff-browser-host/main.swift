@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HandoffClient
 import HandoffCore
 import HandoffDesktop
@@ -9,49 +9,58 @@ import NIOPosix
 // The browser extension's native-messaging host: the browser starts it and talks to it on
 // stdin/stdout (Docs/Desktop.md). The focused tab becomes a browsing-web activity owned
 // by this host's event session, so it ends when the browser closes.
-// `handoff-browser-host --install [--chromium-extension-id ID]` writes the host manifests.
+// `handoff-browser-host --install [--chromium-extension-id ID]` writes the host manifests in
+// the user's folders; `--manifest BROWSER --path HOST_PATH` prints one for a package.
 
 _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 signal(SIGPIPE, SIG_IGN)
 
 let hostName = BrowserExtension.nativeHostName
 
-func log(_ s: String) { FileHandle.standardError.write(Data(("handoff-browser-host: " + s + "\n").utf8)) }
+func log(_ s: String) { _ = try? Array(("handoff-browser-host: " + s + "\n").utf8).withUnsafeBytes { try writeAll(2, $0) } }
 
 /// Frames for the browser; nothing else ever goes to stdout.
 func send(_ object: JSONValue) {
     guard let frame = NativeMessageDecoder.encode(object.serialized()) else { return }
-    FileHandle.standardOutput.write(Data(frame))
+    // Whole frames or nothing more: a browser that went away ends the host anyway.
+    _ = try? frame.withUnsafeBytes { try writeAll(1, $0) }
 }
 
 struct InstallError: Error, CustomStringConvertible { let description: String }
 
+/// The Chromium extension ID that `--chromium-extension-id` names, else the shipped one's.
+func chromiumID(_ arguments: [String]) throws -> String {
+    var id = BrowserExtension.chromiumID
+    if let i = arguments.firstIndex(of: "--chromium-extension-id"), i + 1 < arguments.count { id = arguments[i + 1] }
+    guard id.count == 32, id.allSatisfy({ ("a"..."p").contains($0) }) else {
+        throw InstallError(description: "\(id) is not a Chromium extension ID (32 letters a to p, as chrome://extensions shows)")
+    }
+    return id
+}
+
 func install(_ arguments: [String]) throws {
     let me = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
-    // The shipped extension's fixed ID, unless another build of it (a store's) is named.
-    var chromiumID = BrowserExtension.chromiumID
-    if let i = arguments.firstIndex(of: "--chromium-extension-id"), i + 1 < arguments.count { chromiumID = arguments[i + 1] }
-    guard chromiumID.count == 32, chromiumID.allSatisfy({ ("a"..."p").contains($0) }) else {
-        throw InstallError(description: "\(chromiumID) is not a Chromium extension ID (32 letters a to p, as chrome://extensions shows)")
-    }
-    var manifests: [(String, JSONValue)] = []
-    let base: JSONObject = ["name": .string(hostName), "description": .string("handoff: offers the focused tab to your other workstations"),
-                            "path": .string(me), "type": .string("stdio")]
-    for (browser, folder) in BrowserExtension.manifestFolders() {
-        var manifest = base
-        if browser == "Firefox" {
-            manifest["allowed_extensions"] = .array([.string(BrowserExtension.firefoxID)])
-        } else {
-            manifest["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
-        }
-        manifests.append((folder, .object(manifest)))
-    }
-    for (dir, manifest) in manifests {
+    let id = try chromiumID(arguments)
+    for (browser, dir) in BrowserExtension.manifestFolders() {
+        let manifest = BrowserExtension.hostManifest(for: browser, hostPath: me, chromiumID: id)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let path = dir + "/" + hostName + ".json"
         try (manifest.prettySerialized() + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         print("installed \(path)")
     }
+}
+
+/// `--manifest firefox|chromium|chrome --path HOST`: the manifest for a package to install in
+/// the browser's system folder (scripts/package).
+func printManifest(_ arguments: [String]) throws {
+    guard let i = arguments.firstIndex(of: "--manifest"), i + 1 < arguments.count,
+          let browser = BrowserExtension.Browser.allCases.first(where: { $0.rawValue.lowercased() == arguments[i + 1] }) else {
+        throw InstallError(description: "usage: handoff-browser-host --manifest firefox|chromium|chrome --path HOST_PATH [--chromium-extension-id ID]")
+    }
+    guard let p = arguments.firstIndex(of: "--path"), p + 1 < arguments.count, arguments[p + 1].hasPrefix("/") else {
+        throw InstallError(description: "--manifest needs --path with the host's absolute path where it will be installed")
+    }
+    print(BrowserExtension.hostManifest(for: browser, hostPath: arguments[p + 1], chromiumID: try chromiumID(arguments)).prettySerialized())
 }
 
 /// The user's settings, read again with each tab: `browser = no` and `never-offer-domains`
@@ -70,7 +79,7 @@ func serve() async -> Int32 {
     }
     // stdin on a thread of its own: blocking reads, frames handed over as they complete.
     let (messages, sink) = AsyncThrowingStream.makeStream(of: String.self)
-    Thread.detachNewThread {
+    DetachedThread.start {
         var decoder = NativeMessageDecoder()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -126,8 +135,8 @@ func serve() async -> Int32 {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--install" {
-    do { try install(arguments) } catch {
+if arguments.first == "--install" || arguments.first == "--manifest" {
+    do { try arguments.first == "--install" ? install(arguments) : printManifest(arguments) } catch {
         log("\(error)")
         exit(1)
     }

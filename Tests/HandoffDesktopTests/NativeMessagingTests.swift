@@ -67,6 +67,34 @@ struct BrowserExtensionTests {
         #expect(BrowserExtension.chromiumID(publicKey: "not base64!") == nil)
     }
 
+    /// What a package installs for each browser: Firefox names the extension, Chromium and
+    /// Chrome its origin, all start the host at the given path.
+    @Test func hostManifestsNameTheHostAndTheExtension() throws {
+        for browser in BrowserExtension.Browser.allCases {
+            let json = BrowserExtension.hostManifest(for: browser, hostPath: "/usr/libexec/handoff/handoff-browser-host").serialized()
+            let manifest = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+            #expect(manifest["name"] as? String == "org.handoff.browser")
+            #expect(manifest["path"] as? String == "/usr/libexec/handoff/handoff-browser-host")
+            #expect(manifest["type"] as? String == "stdio")
+            if browser == .firefox {
+                #expect(manifest["allowed_extensions"] as? [String] == [BrowserExtension.firefoxID])
+                #expect(manifest["allowed_origins"] == nil)
+            } else {
+                #expect(manifest["allowed_origins"] as? [String] == ["chrome-extension://\(BrowserExtension.chromiumID)/"])
+            }
+        }
+        let other = BrowserExtension.hostManifest(for: .chrome, hostPath: "/x", chromiumID: String(repeating: "b", count: 32)).serialized()
+        #expect(other.contains("chrome-extension://\(String(repeating: "b", count: 32))/"))
+    }
+
+    /// The system folders are those each browser reads for every user (and a package fills).
+    @Test func systemFoldersAreTheBrowsersOwn() {
+        let folders = Dictionary(uniqueKeysWithValues: BrowserExtension.systemManifestFolders.map { ($0.browser, $0.folder) })
+        #expect(folders[.firefox] == "/usr/lib/mozilla/native-messaging-hosts")
+        #expect(folders[.chromium] == "/etc/chromium/native-messaging-hosts")
+        #expect(folders[.chrome] == "/etc/opt/chrome/native-messaging-hosts")
+    }
+
     /// The mapping, on a digest everyone can check.
     @Test func idIsTheDigestWrittenInLettersAToP() {
         // SHA-256 of the empty input starts e3b0c442 98fc1c14 9afbf4c8 996fb924.

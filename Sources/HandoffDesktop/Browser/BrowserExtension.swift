@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+import FoundationEssentials
+import HandoffCore
 import HandoffWire
 
 /// The shipped extension's identity in Chromium. `extension/manifest.json` carries a public
@@ -22,16 +23,45 @@ public enum BrowserExtension {
 }
 
 extension BrowserExtension {
-    /// Where each browser looks for a user's host manifests.
-    public static func manifestFolders() -> [(browser: String, folder: String)] {
-        let home = DefaultPaths.homeDirectory
-        let config = DefaultPaths.configHome ?? home + "/.config"
-        return [("Firefox", home + "/.mozilla/native-messaging-hosts"), ("Chromium", config + "/chromium/NativeMessagingHosts"),
-                ("Chrome", config + "/google-chrome/NativeMessagingHosts")]
+    public enum Browser: String, CaseIterable, Sendable {
+        case firefox = "Firefox", chromium = "Chromium", chrome = "Chrome"
     }
 
-    /// The browsers whose folder holds this host's manifest.
+    /// The native-messaging host manifest that lets `browser` start the host at `hostPath`
+    /// for the shipped extension (or, in Chromium and Chrome, the one whose ID is given).
+    public static func hostManifest(for browser: Browser, hostPath: String, chromiumID: String = chromiumID) -> JSONValue {
+        var manifest: JSONObject = ["name": .string(nativeHostName), "description": .string("handoff: offers the focused tab to your other workstations"),
+                                    "path": .string(hostPath), "type": .string("stdio")]
+        if browser == .firefox {
+            manifest["allowed_extensions"] = .array([.string(firefoxID)])
+        } else {
+            manifest["allowed_origins"] = .array([.string("chrome-extension://\(chromiumID)/")])
+        }
+        return .object(manifest)
+    }
+
+    /// Where each browser looks for host manifests installed for every user (a package
+    /// puts them there); a user's own folders come first when both hold one.
+    public static let systemManifestFolders: [(browser: Browser, folder: String)] = [
+        (.firefox, "/usr/lib/mozilla/native-messaging-hosts"), (.chromium, "/etc/chromium/native-messaging-hosts"),
+        (.chrome, "/etc/opt/chrome/native-messaging-hosts"),
+    ]
+
+    /// Where each browser looks for a user's host manifests.
+    public static func manifestFolders() -> [(browser: Browser, folder: String)] {
+        let home = DefaultPaths.homeDirectory
+        let config = DefaultPaths.configHome ?? home + "/.config"
+        return [(.firefox, home + "/.mozilla/native-messaging-hosts"), (.chromium, config + "/chromium/NativeMessagingHosts"),
+                (.chrome, config + "/google-chrome/NativeMessagingHosts")]
+    }
+
+    /// The browsers whose folders (the user's or the system's) hold this host's manifest.
     public static func installedHosts() -> [String] {
-        manifestFolders().filter { FileManager.default.fileExists(atPath: $0.folder + "/" + nativeHostName + ".json") }.map(\.browser)
+        var browsers: [String] = []
+        for (browser, folder) in manifestFolders() + systemManifestFolders
+        where !browsers.contains(browser.rawValue) && FileManager.default.fileExists(atPath: folder + "/" + nativeHostName + ".json") {
+            browsers.append(browser.rawValue)
+        }
+        return browsers
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HandoffClient
 import HandoffCore
 import HandoffWire
@@ -278,11 +278,17 @@ extension SessionAgent {
                 }
             }
             if !seeked {
-                notes.append("\(name) did not move to \(start / 60_000_000):\(String(format: "%02d", start / 1_000_000 % 60)) (it ignores SetPosition or reports no position): it plays from where it started")
+                notes.append("\(name) did not move to \(Self.minutesAndSeconds(start)) (it ignores SetPosition or reports no position): it plays from where it started")
             }
         }
         logger.info("media continued", metadata: ["player": "\(player)", "position": "\(position)"])
         return .opened(LaunchedApp(route: .handler, appID: nil, appName: name, uri: url,
-                                   note: ([String(format: "playing from %d:%02d", position / 60_000_000, position / 1_000_000 % 60)] + notes).joined(separator: "; ")))
+                                   note: (["playing from \(Self.minutesAndSeconds(position))"] + notes).joined(separator: "; ")))
+    }
+
+    /// A position in microseconds as M:SS.
+    static func minutesAndSeconds(_ microseconds: Int64) -> String {
+        let seconds = microseconds / 1_000_000 % 60
+        return "\(microseconds / 60_000_000):\(seconds < 10 ? "0" : "")\(seconds)"
     }
 }
