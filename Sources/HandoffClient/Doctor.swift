@@ -21,6 +21,7 @@ public enum Doctor {
             do {
                 let status = try await client.status()
                 checks.append(DiagnosticCheck("daemon", .ok, "handoffd", "version \(status.version), pid \(status.pid), running since \(status.startedAt.rfc3339)"))
+                if let stale = staleDaemon(running: status.version) { checks.append(stale) }
                 checks.append(socketCheck(path, info))
             } catch HandoffClientError.daemonNotRunning {
                 checks.append(DiagnosticCheck("daemon", .failed, "handoffd", "not running: nobody listens on \(path) (it stopped or crashed)",
@@ -58,15 +59,35 @@ public enum Doctor {
         return DiagnosticCheck("socket", .ok, "Control socket", "\(path), yours alone")
     }
 
-    static func unitsCheck(home: String) -> DiagnosticCheck {
-        let dirs = [home + "/.config/systemd/user", "/etc/systemd/user", "/usr/lib/systemd/user", "/usr/local/lib/systemd/user"]
+    /// A handoffd older or newer than this handoffctl: an upgrade replaced the files while it
+    /// ran (the package restarts it where it can; a source install does not).
+    public static func staleDaemon(running: String, installed: String = APIVersion.software) -> DiagnosticCheck? {
+        running == installed ? nil
+            : DiagnosticCheck("version", .warning, "Version", "handoffd \(running) is running, but handoffctl is \(installed): an upgrade is not in effect yet",
+                              fix: "systemctl --user restart handoffd")
+    }
+
+    static func unitsCheck(home: String, system: String = "") -> DiagnosticCheck {
+        let userDir = home + "/.config/systemd/user"
+        let dirs = [userDir, system + "/etc/systemd/user", system + "/usr/lib/systemd/user", system + "/usr/local/lib/systemd/user"]
         let found = dirs.filter { access($0 + "/handoffd.service", F_OK) == 0 && access($0 + "/handoffd.socket", F_OK) == 0 }
         guard let dir = found.first else {
             return DiagnosticCheck("units", .warning, "systemd user units", "handoffd.service and handoffd.socket are not installed, so nothing starts handoffd at login",
-                                   fix: "scripts/install, then systemctl --user enable --now handoffd.socket")
+                                   fix: "install the handoff package (sudo apt install ./handoff_*.deb) or run scripts/install, then systemctl --user enable --now handoffd.socket")
         }
-        let enabled = access(home + "/.config/systemd/user/sockets.target.wants/handoffd.socket", F_OK) == 0
-            || access(home + "/.config/systemd/user/default.target.wants/handoffd.service", F_OK) == 0
+        // A user's mask (a link to /dev/null) wins over any enablement.
+        var target = [CChar](repeating: 0, count: 64)
+        for unit in ["handoffd.socket", "handoffd.service"] {
+            let n = readlink(userDir + "/" + unit, &target, target.count - 1)
+            if n > 0, String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) == "/dev/null" {
+                return DiagnosticCheck("units", .warning, "systemd user units", "\(unit) is masked, so nothing starts handoffd",
+                                       fix: "systemctl --user unmask \(unit) && systemctl --user start handoffd.socket")
+            }
+        }
+        // Enabled by the user (~/.config) or for every user (/etc: the package does that).
+        let enabled = [userDir, system + "/etc/systemd/user"].contains { base in
+            access(base + "/sockets.target.wants/handoffd.socket", F_OK) == 0 || access(base + "/default.target.wants/handoffd.service", F_OK) == 0
+        }
         return enabled
             ? DiagnosticCheck("units", .ok, "systemd user units", "installed in \(dir) and enabled")
             : DiagnosticCheck("units", .warning, "systemd user units", "installed in \(dir) but not enabled: handoffd does not start at login",

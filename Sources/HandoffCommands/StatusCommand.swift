@@ -1,4 +1,5 @@
 import ArgumentParser
+import HandoffClient
 import HandoffCore
 import HandoffWire
 
@@ -20,5 +21,8 @@ struct StatusCommand: AsyncParsableCommand {
             discovery: \(s.discoveryAvailable ? "available" : "unavailable"): \(s.discoveryDetail)
             opening:   \(s.launcher ? "the session agent opens continued activities in their apps" : "no session agent: continue prints (start handoff-session in a graphical session)")
             """)
+        if let stale = Doctor.staleDaemon(running: s.version) {
+            Output.err("handoffctl: \(stale.detail): \(stale.fix ?? "")")
+        }
     }
 }

@@ -13,7 +13,7 @@ struct Handoffd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handoffd",
         abstract: "The per-user Handoff daemon: keeps this workstation's current activity and serves it to the user's apps and other workstations.",
-        discussion: "Settings come from \(DefaultPaths.configFile) (key = value lines, keys as the long options below) and then from these options, which win.",
+        discussion: "Settings come from $XDG_CONFIG_HOME/handoff/handoffd.conf (~/.config/handoff/handoffd.conf; key = value lines, keys as the long options below) and then from these options, which win.",
         version: APIVersion.software)
 
     @Option(help: "This device's name, as other workstations show it (default: the host name).")

@@ -22,6 +22,8 @@ import Testing
         #expect(socketUnit.contains("ListenStream=%t/handoff/handoffd.sock"))
         #expect(socketUnit.contains("SocketMode=0600"))
         #expect(socketUnit.contains("DirectoryMode=0700"))
+        // Stopping the socket (logout, removing the package) leaves no dead socket file.
+        #expect(socketUnit.contains("RemoveOnStop=yes"))
     }
 
     @Test func sessionAgentLivesInTheGraphicalSession() throws {

@@ -23,22 +23,31 @@ final class HistoryHelperProcess: Sendable {
 
     var isActive: Bool { channel.isActive }
 
-    /// Where the helper is: `HANDOFF_HISTORY_HELPER`, or `handoff-history` next to the
-    /// running executable (how scripts/install and the build directory both lay it out).
+    /// Where the helper is: `HANDOFF_HISTORY_HELPER`, else `handoff-history` next to the
+    /// running executable (scripts/install and the build directory), else in
+    /// `PREFIX/libexec/handoff/` for an executable in `PREFIX/bin/` (the Debian package).
     static func defaultPath() -> String {
         if let p = getenv("HANDOFF_HISTORY_HELPER"), p.pointee != 0 { return String(cString: p) }
         var buf = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let n = readlink("/proc/self/exe", &buf, buf.count - 1)
         guard n > 0 else { return "handoff-history" }
         let exe = String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let slash = exe.lastIndex(of: "/") else { return "handoff-history" }
-        return exe[..<slash] + "/handoff-history"
+        return candidatePaths(executable: exe).first { access($0, X_OK) == 0 } ?? candidatePaths(executable: exe)[0]
+    }
+
+    /// The places `defaultPath` looks, in order, for the executable at `exe`.
+    static func candidatePaths(executable exe: String) -> [String] {
+        guard let slash = exe.lastIndex(of: "/") else { return ["handoff-history"] }
+        let dir = String(exe[..<slash])
+        var paths = [dir + "/handoff-history"]
+        if dir.hasSuffix("/bin") { paths.append(String(dir.dropLast(3)) + "libexec/handoff/handoff-history") }
+        return paths
     }
 
     static func start(path: String, directory: String, retentionDays: Int64, group: EventLoopGroup) async throws(HandoffError) -> HistoryHelperProcess {
         guard access(path, X_OK) == 0 else {
             throw HandoffError(.unavailable, code: "history_unavailable",
-                               message: "the history helper \(path) is missing or not executable (\(String(cString: strerror(errno)))): reinstall handoff with scripts/install, which puts handoff-history next to handoffd")
+                               message: "the history helper \(path) is missing or not executable (\(String(cString: strerror(errno)))): reinstall handoff (the package puts it in /usr/libexec/handoff, scripts/install next to handoffd)")
         }
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {

@@ -63,7 +63,7 @@ extension PeerService {
             checks.append(DiagnosticCheck("discovery", .ok, "mDNS (avahi-daemon)", "advertising and browsing through avahi-daemon on port \(listenPort)"))
         case .unavailable(let why):
             checks.append(DiagnosticCheck("discovery", settings.discovery ? .failed : .warning, "mDNS (avahi-daemon)", why,
-                                          fix: settings.discovery ? "sudo systemctl enable --now avahi-daemon" : "remove --no-discovery (or discovery = no) to find peers by mDNS"))
+                                          fix: settings.discovery ? PeerService.avahiFix() : "remove --no-discovery (or discovery = no) to find peers by mDNS"))
         }
         checks += interfaceChecks()
         for entry in trust.all.sorted(by: { $0.id < $1.id }) {
@@ -132,6 +132,14 @@ extension PeerService {
         return out
     }
 
+    /// What to run when avahi-daemon does not answer: install it where it is missing (the
+    /// package only recommends it), else start it.
+    static func avahiFix(daemon: String = "/usr/sbin/avahi-daemon") -> String {
+        access(daemon, X_OK) == 0
+            ? "sudo systemctl enable --now avahi-daemon"
+            : "sudo apt install avahi-daemon (it is not installed)"
+    }
+
     /// Whether the state directory can take a save: the current activity, trust, pairing
     /// and restoration state are refused (`not_saved`) when it cannot.
     static func stateSpace(_ directory: String) -> DiagnosticCheck {
@@ -178,7 +186,7 @@ extension PeerService {
         }
         guard access(history.helperPath, X_OK) == 0 else {
             return DiagnosticCheck("history", .failed, "Activity history", "its helper \(history.helperPath) is missing, so nothing is recorded and searches fail",
-                                   fix: "reinstall handoff (scripts/install puts handoff-history next to handoffd)")
+                                   fix: "reinstall handoff (the package puts handoff-history in /usr/libexec/handoff, scripts/install next to handoffd)")
         }
         return DiagnosticCheck("history", .ok, "Activity history", "kept for \(history.retentionDays) days by \(history.helperPath), started when needed")
     }
