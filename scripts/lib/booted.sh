@@ -24,6 +24,10 @@ BOOTED_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BOOTED_ROOTFS=${BOOTED_ROOTFS:-$BOOTED_REPO/.build-systemd/$BOOTED_SUITE}
 BOOTED_DEBS=${BOOTED_DEBS:-}
 BOOTED_EXTRA_BINDS=()  # more --bind-ro=SRC:DST for systemd-nspawn
+# BOOTED_ON_DISK=1: each system boots from a copy of the tree on disk instead of a tmpfs
+# overlay. What is installed then lives on disk as on a real machine: a program on tmpfs
+# is shmem, whose pages the kernel cannot page out without swap, which changes RSS.
+BOOTED_ON_DISK=${BOOTED_ON_DISK:-0}
 declare -A BOOTED_NSPAWN=() BOOTED_PID1=()
 BOOTED_RUN=
 
@@ -68,9 +72,18 @@ booted_up() {
     local run=$1 h pid i
     shift
     BOOTED_RUN=$run
+    # What a killed earlier run of the same name left (its systems die with its namespaces).
+    "$BOOTED_REPO/scripts/netns" down "$run"
     "$BOOTED_REPO/scripts/netns" up --bare "$run" "$@"
     for h in "$@"; do
-        local args=(-D "$BOOTED_ROOTFS" --volatile=overlay --boot --console=passive --register=no --keep-unit
+        local root=$BOOTED_ROOTFS volatile=--volatile=overlay
+        if [ "$BOOTED_ON_DISK" = 1 ]; then
+            root=$BOOTED_ROOTFS.$run-$h
+            rm -rf "$root"
+            cp -a "$BOOTED_ROOTFS" "$root"
+            volatile=--volatile=no
+        fi
+        local args=(-D "$root" "$volatile" --boot --console=passive --register=no --keep-unit
                     --machine="ws-$h" --network-namespace-path="/run/netns/hnd-$run-$h")
         [ -z "$BOOTED_DEBS" ] || args+=(--bind-ro="$BOOTED_DEBS:/debs")
         for b in "${BOOTED_EXTRA_BINDS[@]}"; do args+=(--bind-ro="$b"); done
@@ -94,10 +107,11 @@ booted_up() {
     done
     for h in "$@"; do
         local state=
-        # Until PID 1 listens, systemctl cannot connect; then --wait waits for the boot.
+        # Until PID 1 has made /run/systemd/system and listens, systemctl says "offline" or
+        # cannot connect; then --wait waits for the boot to end.
         for ((i = 0; i < 600; i++)); do
             state=$(timeout 90 nsenter -t "${BOOTED_PID1[$h]}" -a systemctl is-system-running --wait 2>&1) || true
-            [[ $state == *"Failed to connect to bus"* ]] || break
+            [[ $state == *offline* || $state == *"Failed to connect to bus"* || $state == *"not been booted"* ]] || break
             sleep 0.05
         done
         if [ "$state" != running ]; then
@@ -164,7 +178,10 @@ booted_down() {
         kill -KILL "${BOOTED_NSPAWN[$h]}" 2>/dev/null || true
         wait "${BOOTED_NSPAWN[$h]}" 2>/dev/null || true
     done
-    for h in "${!BOOTED_NSPAWN[@]}"; do booted_cgroup_remove "hnd-$BOOTED_RUN-$h"; done
+    for h in "${!BOOTED_NSPAWN[@]}"; do
+        booted_cgroup_remove "hnd-$BOOTED_RUN-$h"
+        [ "$BOOTED_ON_DISK" != 1 ] || rm -rf "$BOOTED_ROOTFS.$BOOTED_RUN-$h"
+    done
     BOOTED_NSPAWN=()
     [ -z "$BOOTED_RUN" ] || "$BOOTED_REPO/scripts/netns" down "$BOOTED_RUN"
     BOOTED_RUN=
