@@ -227,8 +227,11 @@ import Testing
         draft.title = "Quarterly plan"
         draft.eligibleForSearch = true
         _ = try await client.becomeCurrent(draft)
-        try await eventually("the offer to reach the history") { try await client.history(HistoryQuery(text: "quarterly")).count == 1 }
-        #expect(helpers().count == 1, "one helper, a child of handoffd")
+        // Counted right after a query that found it: the helper ends one quiet second later,
+        // which a loaded machine can let pass between two separate steps.
+        try await eventually("the offer to reach the history, served by one helper, a child of handoffd") {
+            try await client.history(HistoryQuery(text: "quarterly")).count == 1 && helpers().count == 1
+        }
         #expect(try mapsFoundation() == [], "handoffd itself still maps no full Foundation")
         try await eventually("the helper to end after its quiet second") { helpers().isEmpty }
         #expect(try await client.history(HistoryQuery(text: "plan")).map(\.title) == ["Quarterly plan"], "started again, same history")
