@@ -175,7 +175,9 @@ extension WorkstationTests {
             let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
             defer { net.stop(watcher, SIGKILL) }
             func lines() -> [String] { ((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
-            try await Task.sleep(nanoseconds: 1_000_000_000)  // the watcher's session is open
+            try await eventually(10, "the watcher's session to be open") {
+                try await net.ctl("b", "status", "--json").stdout.contains("\"sessions\": 1")
+            }
 
             let none = try await net.ctl("b", "continue", "--type", "org.example.nobody")
             #expect(none.status == 1)

@@ -43,7 +43,7 @@ extension WorkstationTests {
             // Confirmed on a, then on b (as a script does, with the code it was shown); each
             // confirmation waits until both sides confirmed.
             async let confirmA = net.ctl("a", "pair", "--code", codeA)
-            try await Task.sleep(nanoseconds: 500_000_000)
+            try await eventually(10, "a's confirmation to reach its handoffd") { try await net.confirmedHere("a") }
             async let confirmB = net.ctl("b", "pair", "--code", codeB)
             let (ca, cb) = try await (confirmA, confirmB)
             #expect(ca.status == 0 && ca.stdout.contains("paired with ws-b"), "\(ca)")
@@ -100,7 +100,8 @@ extension WorkstationTests {
             let monitor = try await net.spawn("b", log: monitorLog, ["dbus-monitor", "--address", desk.busAddress,
                                                                       "interface='org.freedesktop.Notifications',member='Notify'"])
             defer { net.stop(monitor, SIGTERM) }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            // dbus-monitor gives up its name once it monitors: from then on it sees every Notify.
+            try await eventually(10, "dbus-monitor to monitor") { self.read(monitorLog).contains("member=NameLost") }
             let pa = try await net.spawn("a", log: net.directory + "/pair-a.log", [try TestEnvironment.binary("handoffctl"), "pair"])
             try await eventually(20, "b's notification that a is pairing") { self.read(monitorLog).contains("Pair with \u{201C}ws-a\u{201D}?") }
             #expect(try await desk.run(["dunstctl", "action", "0"]).status == 0)
@@ -112,7 +113,7 @@ extension WorkstationTests {
             let spaced = "\(codeA!.prefix(3)) \(codeA!.suffix(3))"
             #expect(read(monitorLog).contains("Pairing code \(spaced)"), "b's notification shows a's code: \(read(monitorLog))")
             async let confirmA = net.ctl("a", "pair", "--code", codeA!)
-            try await Task.sleep(nanoseconds: 500_000_000)
+            try await eventually(10, "a's confirmation to reach its handoffd") { try await net.confirmedHere("a") }
             #expect(try await desk.run(["dunstctl", "action", "0"]).status == 0)  // "Same code: pair"
             let ca = try await confirmA
             #expect(ca.status == 0 && ca.stdout.contains("paired with ws-b"), "\(ca)")

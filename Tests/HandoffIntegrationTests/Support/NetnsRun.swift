@@ -184,6 +184,17 @@ final class NetnsRun: @unchecked Sendable {
         }
     }
 
+    /// `host`'s pairing window (GET /v1/pairing), as JSON.
+    func pairingStatus(_ host: String) async throws -> [String: Any] {
+        let r = try await exec(host, ["curl", "-s", "--unix-socket", socket(host), "http://localhost/v1/pairing"])
+        return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// Whether this side's confirmation of the code has reached `host`'s handoffd.
+    func confirmedHere(_ host: String) async throws -> Bool {
+        try await pairingStatus(host)["confirmedHere"] as? Bool == true
+    }
+
     func isConnected(_ host: String, to id: String) async throws -> Bool {
         let peers = try await ctl(host, "peers", "--json").stdout
         guard let data = peers.data(using: .utf8),
