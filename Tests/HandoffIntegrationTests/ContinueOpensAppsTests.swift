@@ -263,7 +263,10 @@ extension WorkstationTests {
             let monitor = try await net.spawn("b", log: monitorLog, ["dbus-monitor", "--address", desk.busAddress,
                                                                       "interface='org.freedesktop.Notifications',member='Notify'"])
             defer { net.stop(monitor, SIGTERM) }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            // dbus-monitor gives up its name once it monitors: from then on it sees every Notify.
+            try await eventually(10, "dbus-monitor to monitor") {
+                ((try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "").contains("member=NameLost")
+            }
             _ = try await offer(net, ["--type", "org.example.editor.edit-note", "--title", "Grocery run"])
             try await eventually(10, "a notification for the offer") {
                 let calls = (try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? ""

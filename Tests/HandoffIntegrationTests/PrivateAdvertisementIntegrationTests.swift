@@ -51,7 +51,7 @@ extension WorkstationTests {
 
             // b restarts: it finds a by the tag (a rotated meanwhile), with the key they share.
             await net.kill("b")
-            try await Task.sleep(nanoseconds: 1_000_000_000)
+            try await eventually(10, "a to see b gone") { try await !net.isConnected("a", to: idB) }
             try await net.startDaemon("b", fast)
             try await eventually(25, "b to find a again") { try await net.isConnected("b", to: idA) }
             #expect(try await net.isConnected("a", to: idB))

@@ -39,7 +39,7 @@ import Testing
             let session = try await client.openSession()
             #expect(try await client.restoreState(app: app, version: "1", session: session.token).state == entries)
             session.close()  // the app dies while restoring
-            try await Task.sleep(nanoseconds: 300_000_000)
+            try await eventually("handoffd to see the session end") { try await client.status().sessions == 0 }
         }
         let third = try await client.restoreState(app: app, version: "1")
         #expect(third.state == nil && third.reason == "crash_loop", "\(third)")
