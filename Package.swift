@@ -2,10 +2,13 @@
 import PackageDescription
 
 // Layers, dependencies pointing toward the model:
-//   HandoffCore  <-  HandoffWire  <-  HandoffDaemon  <-  handoffd
-//                               <-  HandoffHistory  <-  handoff-history (started by handoffd)
-//                               <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
-//                                                  <-  HandoffDesktop   <-  handoff-session
+//   HandoffCore (the activity and its values; no I/O)
+//     <-  HandoffSystem (XDG paths, bounded reads, whole writes)
+//     <-  HandoffControlAPI (the local API's messages)     <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
+//     <-  HandoffStreamFrames (continuation-stream frames)                    <-  HandoffDesktop   <-  handoff-session
+//     <-  HandoffPeerProtocol (messages between workstations)
+//     <-  HandoffHistoryProtocol (handoffd <-> its history helper)  <-  HandoffHistory  <-  handoff-history
+//   all of them  <-  HandoffDaemon  <-  handoffd
 // handoffctl never links the daemon; only the session agent links GIO.
 
 // The one version of the software: `--version`, `/v1/status` and the Debian package say it.
@@ -29,7 +32,10 @@ let package = Package(
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
         // For the fuzz targets (scripts/fuzz) and other tools that speak the protocols.
-        .library(name: "HandoffWire", targets: ["HandoffWire"]),
+        .library(name: "HandoffControlAPI", targets: ["HandoffControlAPI"]),
+        .library(name: "HandoffPeerProtocol", targets: ["HandoffPeerProtocol"]),
+        .library(name: "HandoffStreamFrames", targets: ["HandoffStreamFrames"]),
+        .library(name: "HandoffHistoryProtocol", targets: ["HandoffHistoryProtocol"]),
         .library(name: "HandoffDaemon", targets: ["HandoffDaemon"]),
         .library(name: "HandoffDesktop", targets: ["HandoffDesktop"]),
     ],
@@ -47,10 +53,29 @@ let package = Package(
     targets: [
         // The activity model: values, validation, JSON and binary encodings. No I/O.
         .target(name: "HandoffCore"),
-        // What travels: control-API messages (and, later, peer messages and framing).
+        // The operating system's small services the programs share: XDG paths, reading a file
+        // with a cap, writing all of a buffer, recognising /dev/null.
         .target(
-            name: "HandoffWire",
-            dependencies: ["HandoffCore", "CHandoffVersion", .product(name: "NIOCore", package: "swift-nio")]),
+            name: "HandoffSystem",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        // The local API's messages (Docs/LocalAPI.md): requests' and responses' JSON, events,
+        // errors, route paths. Shared by handoffd, its clients and the session agent.
+        .target(
+            name: "HandoffControlAPI",
+            dependencies: ["HandoffCore", "CHandoffVersion"]),
+        // Continuation-stream frames and their codec: one format on the control socket (app to
+        // daemon) and between daemons, so a daemon relays frames without re-encoding them.
+        .target(
+            name: "HandoffStreamFrames",
+            dependencies: ["HandoffCore", .product(name: "NIOCore", package: "swift-nio")]),
+        // What travels between workstations (Docs/PeerProtocol.md): the hello, messages, framing.
+        .target(
+            name: "HandoffPeerProtocol",
+            dependencies: ["HandoffCore", "HandoffStreamFrames", .product(name: "NIOCore", package: "swift-nio")]),
+        // What handoffd and its history helper say to each other (one JSON object a line).
+        .target(
+            name: "HandoffHistoryProtocol",
+            dependencies: ["HandoffCore", "HandoffControlAPI"]),
         // The version string above, compiled in (a C string: Swift has no valued defines).
         .target(name: "CHandoffVersion", cSettings: [.define("HANDOFF_VERSION", to: "\"\(version)\"")]),
         // Small C shim for what Swift's Glibc does not expose (struct ucred).
@@ -67,7 +92,7 @@ let package = Package(
         // launching, notifications. Never linked by handoffd.
         .target(
             name: "HandoffDesktop",
-            dependencies: ["CGIO", "HandoffCore", "HandoffWire", "HandoffClient",
+            dependencies: ["CGIO", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffClient",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
@@ -79,7 +104,8 @@ let package = Package(
         .target(
             name: "HandoffDaemon",
             dependencies: [
-                "HandoffCore", "HandoffWire", "CHandoffSystem", "HandoffAvahi",
+                "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol",
+                "HandoffHistoryProtocol", "CHandoffSystem", "HandoffAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -95,7 +121,7 @@ let package = Package(
         .target(
             name: "HandoffClient",
             dependencies: [
-                "HandoffCore", "HandoffWire",
+                "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -104,7 +130,7 @@ let package = Package(
         .target(
             name: "HandoffCommands",
             dependencies: [
-                "HandoffClient",
+                "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -114,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "handoffd",
             dependencies: [
-                "HandoffDaemon",
+                "HandoffDaemon", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -131,17 +157,17 @@ let package = Package(
         // which the always-running daemon does not load.
         .target(
             name: "HandoffHistory",
-            dependencies: ["HandoffCore", "HandoffWire",
+            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffHistoryProtocol",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "handoff-history",
-            dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HandoffHistory", "HandoffCore", "HandoffHistoryProtocol", .product(name: "Logging", package: "swift-log")],
             linkerSettings: [bindNow]),
         .executableTarget(
             name: "handoff-browser-host",
             dependencies: [
-                "HandoffDesktop", "HandoffClient",
+                "HandoffDesktop", "HandoffClient", "HandoffCore", "HandoffSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -149,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "handoff-session",
             dependencies: [
-                "HandoffDesktop", "HandoffClient",
+                "HandoffDesktop", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -158,16 +184,17 @@ let package = Package(
             linkerSettings: [bindNow]),
         .testTarget(
             name: "HandoffCoreTests",
-            dependencies: ["HandoffCore", "HandoffWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
+            dependencies: ["HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol",
+                           "HandoffHistoryProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "HandoffDaemonTests",
             dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .testTarget(name: "HandoffHistoryTests", dependencies: ["HandoffHistory", "HandoffCore", "HandoffWire",
+        .testTarget(name: "HandoffHistoryTests", dependencies: ["HandoffHistory", "HandoffCore", "HandoffControlAPI", "HandoffHistoryProtocol",
                                                                .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffWire"]),
+        .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
         .testTarget(
             name: "HandoffIntegrationTests",
-            dependencies: ["HandoffCore", "HandoffWire", "HandoffClient", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffClient", .product(name: "NIOCore", package: "swift-nio")]
         ),
     ]
 )

@@ -1,5 +1,6 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffStreamFrames
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1

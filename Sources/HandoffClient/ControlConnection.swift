@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import NIOCore
 import NIOHTTP1
 import NIOPosix

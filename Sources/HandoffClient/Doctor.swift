@@ -1,5 +1,6 @@
 import HandoffCore
-import HandoffWire
+import HandoffSystem
+import HandoffControlAPI
 
 #if canImport(Glibc)
 import Glibc

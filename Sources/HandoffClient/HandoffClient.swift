@@ -1,5 +1,6 @@
 import HandoffCore
-import HandoffWire
+import HandoffSystem
+import HandoffControlAPI
 import NIOHTTP1
 
 /// The client library apps use to talk to their local handoffd (and what handoffctl is

@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffControlAPI
 
 /// What went wrong talking to handoffd, worded for the person who will read it.
 public enum HandoffClientError: Error, CustomStringConvertible, Sendable {

@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffStreamFrames
 import NIOConcurrencyHelpers
 import NIOCore
 

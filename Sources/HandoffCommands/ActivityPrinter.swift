@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// Activities as people read them.
 enum ActivityPrinter {

@@ -1,6 +1,6 @@
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// `become-current --attach`: the command is the activity's owning session. It answers
 /// will-save with `--refresh-with`, reports what happens to the activity, and returns

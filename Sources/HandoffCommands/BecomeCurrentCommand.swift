@@ -1,7 +1,6 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
-import HandoffWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffSystem
 import NIOCore
 import NIOPosix
 #if canImport(Glibc)

@@ -1,7 +1,8 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffSystem
+import HandoffControlAPI
 import NIOCore
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

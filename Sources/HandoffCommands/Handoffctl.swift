@@ -1,6 +1,6 @@
 import ArgumentParser
 import HandoffClient
-import HandoffWire
+import HandoffControlAPI
 #if canImport(Glibc)
 import Glibc
 #endif

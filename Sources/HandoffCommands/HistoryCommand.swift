@@ -1,7 +1,7 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

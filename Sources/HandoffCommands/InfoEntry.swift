@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffSystem
 
 /// `--info KEY=VALUE` (a string) or `--info KEY:=JSON` (any typed-JSON value, as in
 /// httpie): `--info page:=12`, `--info 'seen:={"$date":"2026-11-21T10:00:00Z"}'`.

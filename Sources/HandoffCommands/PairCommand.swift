@@ -1,6 +1,6 @@
 import ArgumentParser
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,5 @@
 import ArgumentParser
 import HandoffCore
-import HandoffWire
 
 struct PeersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

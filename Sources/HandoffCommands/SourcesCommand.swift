@@ -1,6 +1,6 @@
 import ArgumentParser
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 struct SourcesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,6 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
-import HandoffWire
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Show whether handoffd runs, and what it offers.")

@@ -1,6 +1,5 @@
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import NIOCore
 import NIOPosix
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import ArgumentParser
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 struct UpdateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 import Logging
 
 /// What survives a restart: the daemon-owned activities, and which one was current.

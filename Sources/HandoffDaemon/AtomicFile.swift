@@ -3,7 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HandoffWire
+import HandoffCore
+import HandoffSystem
 import NIOConcurrencyHelpers
 
 /// Small files written so that a crash at any moment leaves either the old or the new

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HandoffWire
 
 /// Where the control socket comes from: a path handoffd binds itself, or a listening
 /// socket systemd passed in (handoffd.socket, LISTEN_FDS).

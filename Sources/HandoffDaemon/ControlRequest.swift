@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import NIOHTTP1
 
 /// One HTTP request to the control API, body complete. The HTTP layer builds it; the

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import NIOHTTP1
 import NIOPosix
 

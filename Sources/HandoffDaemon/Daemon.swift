@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Logging
 import NIOPosix
 import ServiceLifecycle

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffSystem
 import Logging
 #if canImport(Glibc)
 import Glibc

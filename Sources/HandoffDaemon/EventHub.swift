@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// The open event streams (sessions). Each gets a bounded buffer: a client that stops
 /// reading is cut off rather than allowed to grow the daemon's memory.

@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffControlAPI
 import NIOCore
 
 /// Answers a connection refused at accept time (another user, too many connections) with

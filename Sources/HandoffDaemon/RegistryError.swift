@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 
 extension HandoffError {
     static func unknownActivity(_ id: String) -> HandoffError {

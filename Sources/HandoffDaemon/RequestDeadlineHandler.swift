@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffControlAPI
 import NIOCore
 import NIOHTTP1
 

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import HandoffClient
-import HandoffWire
+import HandoffControlAPI
 
 /// The desktop sources (media, recent documents, browser tabs) as `handoffctl sources`
 /// sees them: handoffd relays `sources-requested`, the agent makes the change (the

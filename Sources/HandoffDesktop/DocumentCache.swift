@@ -1,7 +1,7 @@
 import Crypto
 import FoundationEssentials
 import HandoffClient
-import HandoffWire
+import HandoffControlAPI
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 
 /// When an offer from another workstation deserves an "activity available" notification.
 /// One notification per workstation, replaced rather than stacked; none for an activity

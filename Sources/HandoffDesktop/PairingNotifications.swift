@@ -1,5 +1,5 @@
 import HandoffClient
-import HandoffWire
+import HandoffControlAPI
 
 /// A pairing notification and what its buttons do.
 struct PairingNotice {

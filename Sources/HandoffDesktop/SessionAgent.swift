@@ -1,7 +1,8 @@
 import FoundationEssentials
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffSystem
+import HandoffControlAPI
 import Logging
 
 /// The desktop half of handoff: a client of the local API that lives in the graphical

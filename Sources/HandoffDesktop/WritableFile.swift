@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffSystem
 #if canImport(Glibc)
 import Glibc
 #endif

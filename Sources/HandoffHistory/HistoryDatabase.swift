@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Logging
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffHistoryProtocol
 
 /// The history helper's whole job, without its I/O: a request line in, a reply line out
 /// (HistoryHelperMessage.swift). A line that does not parse gets an error reply, never a

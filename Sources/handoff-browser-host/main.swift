@@ -2,7 +2,7 @@ import FoundationEssentials
 import HandoffClient
 import HandoffCore
 import HandoffDesktop
-import HandoffWire
+import HandoffSystem
 import NIOCore
 import NIOPosix
 

@@ -4,11 +4,10 @@
 // Foundation, ICU). Usage, by handoffd only:
 //   handoff-history --directory STATE_DIR --retention-days N
 // Requests on standard input, replies on standard output, one JSON line each
-// (Sources/HandoffWire/HistoryHelperMessage.swift); log lines on standard error, which is
+// (Sources/HandoffHistoryProtocol/HistoryHelperMessage.swift); log lines on standard error, which is
 // handoffd's, so they reach the journal.
 import HandoffCore
 import HandoffHistory
-import HandoffWire
 import Logging
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,9 @@
 import ArgumentParser
 import HandoffClient
 import HandoffDesktop
-import HandoffWire
+import HandoffCore
+import HandoffSystem
+import HandoffControlAPI
 import Logging
 
 /// The session agent: run by handoff-session.service inside the graphical session.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import HandoffDaemon
-import HandoffWire
+import HandoffCore
+import HandoffSystem
+import HandoffControlAPI
 import Logging
 import NIOCore
 import NIOPosix

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Testing
 
 /// Encodes to a JSON line and reads it back, as the event stream does.

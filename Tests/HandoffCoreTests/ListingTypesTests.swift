@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Testing
 
 /// The listings the daemon writes and clients read (`/v1/peers`, `/v1/offers`,

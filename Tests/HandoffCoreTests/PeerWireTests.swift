@@ -1,5 +1,6 @@
 import HandoffCore
-import HandoffWire
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import NIOCore
 import NIOEmbedded
 import Testing

@@ -1,5 +1,7 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import NIOCore
 import NIOEmbedded
 import Testing

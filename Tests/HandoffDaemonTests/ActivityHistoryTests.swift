@@ -1,6 +1,6 @@
 @testable import HandoffDaemon
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Logging
 import NIOCore
 import Testing

@@ -1,6 +1,5 @@
 @testable import HandoffDaemon
 import HandoffCore
-import HandoffWire
 import Testing
 
 private func device(_ n: UInt8) -> DeviceID { DeviceID(bytes: Array(repeating: n, count: 32)) }

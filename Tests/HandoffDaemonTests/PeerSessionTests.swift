@@ -1,6 +1,7 @@
 @testable import HandoffDaemon
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffPeerProtocol
 import Testing
 
 /// What a connection becomes after the peer's hello, and what each message on a link asks

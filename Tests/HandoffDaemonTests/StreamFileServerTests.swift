@@ -1,5 +1,5 @@
 @testable import HandoffDaemon
-import HandoffWire
+import HandoffStreamFrames
 import NIOCore
 import Testing
 

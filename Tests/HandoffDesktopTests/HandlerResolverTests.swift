@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 @testable import HandoffDesktop
 import Testing
 

@@ -1,6 +1,6 @@
 import HandoffHistory
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Logging
 import Testing
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import HandoffCore
 import HandoffHistory
-import HandoffWire
+import HandoffControlAPI
+import HandoffHistoryProtocol
 import Logging
 import Testing
 

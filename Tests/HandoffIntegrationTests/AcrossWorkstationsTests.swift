@@ -1,6 +1,5 @@
 import Foundation
 import HandoffCore
-import HandoffWire
 import Testing
 
 /// Two or three workstations in network namespaces, each with its own D-Bus, avahi-daemon

@@ -1,6 +1,5 @@
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import Testing
 
 /// become-current, displacement, resign, update, invalidate and expiry, against a real

@@ -1,7 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Testing
 
 /// Bad input from a client gets a clear 4xx and harms nothing: the daemon keeps serving

@@ -1,7 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Testing
 
 /// The built handoffctl against a real daemon: output, exit codes, messages.

@@ -1,7 +1,6 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import NIOCore
 import Testing
 

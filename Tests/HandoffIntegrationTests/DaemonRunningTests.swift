@@ -1,7 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Testing
 
 /// How handoffd runs: restarts, a second instance, signals, systemd readiness and

@@ -1,7 +1,6 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import Testing
 
 /// What goes wrong around handoff, not inside it: the continuing side dying in the middle

@@ -1,7 +1,6 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import Testing
 
 /// Restorable app state as an app and its user meet it, against a real handoffd.

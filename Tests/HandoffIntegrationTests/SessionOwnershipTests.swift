@@ -1,6 +1,5 @@
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import Testing
 
 /// Activities made through an event-stream session die with the session.

@@ -1,7 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import Testing
 
 /// The state directory going wrong under a real handoffd: a full file system (a small

@@ -1,7 +1,8 @@
 import Foundation
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffStreamFrames
 import NIOCore
 import Testing
 

@@ -1,6 +1,5 @@
 import HandoffClient
 import HandoffCore
-import HandoffWire
 import Testing
 
 /// needsSave: a fresh snapshot asks the owner to save and serves what it saved, or the

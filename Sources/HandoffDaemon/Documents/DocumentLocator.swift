@@ -1,6 +1,5 @@
 import Crypto
 import HandoffCore
-import HandoffWire
 #if canImport(Glibc)
 import Glibc
 #endif

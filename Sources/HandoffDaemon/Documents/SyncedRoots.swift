@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffSystem
 #if canImport(Glibc)
 import Glibc
 #endif

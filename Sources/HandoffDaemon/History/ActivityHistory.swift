@@ -1,5 +1,6 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffHistoryProtocol
 import Logging
 import NIOCore
 import NIOPosix

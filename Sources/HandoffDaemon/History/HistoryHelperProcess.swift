@@ -1,6 +1,6 @@
 import CHandoffSystem
 import HandoffCore
-import HandoffWire
+import HandoffHistoryProtocol
 import NIOCore
 import NIOExtras
 import NIOPosix

@@ -1,6 +1,6 @@
 import CHandoffSystem
 import HandoffAvahi
-import HandoffWire
+import HandoffSystem
 import Logging
 import NIOCore
 import NIOPosix

@@ -1,6 +1,6 @@
 import Crypto
 import HandoffCore
-import HandoffWire
+import HandoffPeerProtocol
 
 /// The 6-digit code two workstations show while pairing, made by commit-then-reveal so a
 /// man in the middle cannot search for a collision: the responder commits to its nonce

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// Whether this workstation is pairing, and with whom: a pure state machine with the
 /// clock passed in. `handoffctl pair` opens a window of two minutes; within it one

@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 
 /// Which offered activity `continue` takes, whether the payload that came back is usable,
 /// and what a failed fetch means to the local API (PeerProtocol.md §11.2): pure.

@@ -1,6 +1,6 @@
 import HandoffAvahi
 import HandoffCore
-import HandoffWire
+import HandoffPeerProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 

@@ -1,6 +1,5 @@
 import HandoffAvahi
 import HandoffCore
-import HandoffWire
 
 /// A device this workstation has met: trusted, or seen presenting a certificate.
 struct DeviceRecord: Sendable {

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// The account of devices on the wire and in force (Docs/PeerProtocol.md §17): members
 /// send each other all their statements when a link comes up and new ones as they are

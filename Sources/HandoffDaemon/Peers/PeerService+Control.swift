@@ -1,6 +1,6 @@
 import HandoffAvahi
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import NIOCore
 
 /// What the control API asks of the peer side: who is around, what they offer, trust,

@@ -1,6 +1,6 @@
 import HandoffAvahi
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 import NIOCore
 import NIOSSL
 

@@ -1,6 +1,7 @@
 import HandoffAvahi
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffPeerProtocol
 import NIOCore
 import NIOPosix
 

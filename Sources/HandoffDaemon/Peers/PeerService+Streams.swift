@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffPeerProtocol
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

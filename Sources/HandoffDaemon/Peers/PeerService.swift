@@ -1,6 +1,8 @@
 import HandoffAvahi
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffPeerProtocol
 
 /// A connection's decisions once TLS is up (PeerProtocol.md §7 and §10.1), as pure
 /// functions of what arrived: what the peer's first message makes of the connection, and

@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 import Logging
 import NIOConcurrencyHelpers
 

@@ -1,5 +1,4 @@
 import HandoffCore
-import HandoffWire
 
 /// One app's saved restoration state and what its launches did with it (seed 002): pure,
 /// so that the rules are tested without files or sessions.

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// Activities continued on this workstation lately, so that the app launched to continue
 /// one can fetch its payload (`GET /v1/continued/{id}`) after `handoffctl continue` has

@@ -1,4 +1,6 @@
-import HandoffWire
+import HandoffCore
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import NIOCore
 
 typealias AppStreamChannel = NIOAsyncChannel<StreamFrame, StreamFrame>

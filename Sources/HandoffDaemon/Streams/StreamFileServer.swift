@@ -1,4 +1,6 @@
-import HandoffWire
+import HandoffSystem
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import NIOCore
 import NIOPosix
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import HandoffWire
+import HandoffSystem
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix

@@ -1,4 +1,5 @@
-import HandoffWire
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,5 +1,5 @@
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 #if canImport(Glibc)
 import Glibc
 #endif

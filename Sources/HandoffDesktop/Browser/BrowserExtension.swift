@@ -1,7 +1,7 @@
 import Crypto
 import FoundationEssentials
 import HandoffCore
-import HandoffWire
+import HandoffSystem
 
 /// The shipped extension's identity in Chromium. `extension/manifest.json` carries a public
 /// key (its private half was thrown away: it only fixes the ID), so the unpacked extension

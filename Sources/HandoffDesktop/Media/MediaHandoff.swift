@@ -1,7 +1,7 @@
 import FoundationEssentials
 import HandoffClient
 import HandoffCore
-import HandoffWire
+import HandoffControlAPI
 
 /// The desktop sources' state in the agent: the activities they made (media: for which
 /// player; recent documents: for which entry), and whether an app's own activity is

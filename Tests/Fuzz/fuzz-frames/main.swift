@@ -3,7 +3,8 @@ import HandoffCore
 #if canImport(Glibc)
 import Glibc
 #endif
-import HandoffWire
+import HandoffStreamFrames
+import HandoffPeerProtocol
 import NIOCore
 import NIOEmbedded
 

@@ -3,7 +3,8 @@ import HandoffCore
 #if canImport(Glibc)
 import Glibc
 #endif
-import HandoffWire
+import HandoffControlAPI
+import HandoffHistoryProtocol
 
 /// Everything JSON the local API and the files on disk give handoff: strict parsing, then
 /// every decoder that takes an object (activities, drafts, updates, typed userInfo, the

@@ -2,7 +2,6 @@
 import FuzzSupport
 import HandoffCore
 import HandoffDesktop
-import HandoffWire
 import NIOHTTP1
 #if canImport(Glibc)
 import Glibc

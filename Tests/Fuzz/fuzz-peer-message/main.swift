@@ -3,7 +3,7 @@ import HandoffCore
 #if canImport(Glibc)
 import Glibc
 #endif
-import HandoffWire
+import HandoffPeerProtocol
 
 /// A peer frame's body (type byte and body): every message of the peer protocol, the
 /// hello included. What decodes must encode back to a frame that decodes the same.

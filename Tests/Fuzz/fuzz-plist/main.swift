@@ -3,7 +3,6 @@ import HandoffCore
 #if canImport(Glibc)
 import Glibc
 #endif
-import HandoffWire
 
 /// The binary property encoding other workstations send: values, activities, summaries,
 /// document references. What decodes must encode back to the same value.

@@ -1,5 +1,5 @@
 import HandoffClient
-import HandoffWire
+import HandoffControlAPI
 
 /// Collects a session's events in the background so a test can wait for one.
 actor EventRecorder {

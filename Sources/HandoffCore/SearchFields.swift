@@ -1,4 +1,3 @@
-import HandoffCore
 
 /// What the history may index of an activity whose app allows it (`eligibleForSearch`):
 /// its keywords, the values of the userInfo keys the app opted in (`searchableUserInfoKeys`)

@@ -1,5 +1,3 @@
-import HandoffCore
-
 /// A failure as the daemon's domain sees it: what kind of thing went wrong, a stable code
 /// (the local API's `error.code`, Docs/LocalAPI.md §4) and a message that says what to
 /// do. It knows nothing of HTTP: the local API maps the kind to a status at its boundary
@@ -65,30 +63,5 @@ public struct HandoffError: Error, Sendable, Equatable, CustomStringConvertible 
     }
     public static func unknownSession(_ token: String) -> HandoffError {
         HandoffError(.conflict, code: "unknown_session", message: "session \(token) is not open; open one with GET /v1/events and use the token it sends first")
-    }
-}
-
-extension APIError {
-    /// The local API's view of a domain failure: the HTTP status for its kind.
-    public init(_ e: HandoffError) {
-        self.init(status: APIError.status(of: e.kind), code: e.code, message: e.message)
-    }
-
-    /// Docs/LocalAPI.md §4: which status each kind of failure gets.
-    public static func status(of kind: HandoffError.Kind) -> Int {
-        switch kind {
-        case .badRequest: 400
-        case .forbidden: 403
-        case .notFound: 404
-        case .conflict: 409
-        case .gone: 410
-        case .invalid: 422
-        case .versionMismatch: 426
-        case .internal: 500
-        case .storageFull: 507
-        case .peerFailed: 502
-        case .unavailable: 503
-        case .peerTimedOut: 504
-        }
     }
 }

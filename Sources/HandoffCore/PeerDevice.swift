@@ -1,4 +1,3 @@
-import HandoffCore
 
 /// A peer workstation as events and listings name it.
 public struct PeerDevice: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffControlAPI
 
 /// What handoffd asks its history helper, `handoff-history` (Docs/Architecture.md, "The
 /// history helper"): one JSON object per line on the helper's standard input, answered by

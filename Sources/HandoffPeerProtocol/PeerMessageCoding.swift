@@ -1,21 +1,6 @@
 import HandoffCore
 import NIOCore
-
-/// Why a peer's bytes were refused; the connection is closed after it.
-public struct PeerProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var code: String
-    public var message: String
-
-    public init(code: String, message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
-
-    public static func malformed(_ m: String) -> PeerProtocolError { PeerProtocolError(code: "malformed", message: m) }
-    public static let notHandoff = PeerProtocolError(code: "not-handoff", message: "the hello does not start with the handoff magic")
-}
+import HandoffStreamFrames
 
 /// Message bodies to and from bytes (the frame's type byte plus body).
 public enum PeerMessageCoding {

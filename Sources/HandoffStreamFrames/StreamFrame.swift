@@ -124,7 +124,7 @@ public enum StreamFrame: Sendable, Equatable {
 /// Frame boundaries carry no meaning, so the pieces are data frames of their own.
 public struct StreamDataCursor: Sendable {
     /// Payload bytes of the current data frame still to come.
-    var remaining = 0
+    public private(set) var remaining = 0
 
     public init() {}
 
@@ -185,7 +185,7 @@ public struct StreamFrameDecoder: ByteToMessageDecoder {
         }
     }
 
-    static func checkLength(_ length: UInt32, _ maximumFrameBytes: Int) throws(PeerProtocolError) {
+    public static func checkLength(_ length: UInt32, _ maximumFrameBytes: Int) throws(PeerProtocolError) {
         guard length > 0, Int(length) <= maximumFrameBytes else {
             throw PeerProtocolError(code: "frame-too-large", message: "a frame of \(length) bytes exceeds the \(maximumFrameBytes)-byte cap")
         }

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HandoffCore
 
 /// The real-time clock, for activity times and expiry (daemon and clients alike).
 public enum SystemClock {

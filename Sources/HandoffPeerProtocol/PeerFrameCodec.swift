@@ -1,4 +1,5 @@
 import NIOCore
+import HandoffStreamFrames
 
 /// Splits the TLS byte stream into frames: a 4-byte big-endian length, then that many
 /// bytes. A length over `maximumFrameBytes` (or zero) is refused before anything is

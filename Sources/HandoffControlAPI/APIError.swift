@@ -35,3 +35,28 @@ public struct APIError: Error, Sendable, Equatable, CustomStringConvertible {
         APIError(status: 405, code: "method_not_allowed", message: "\(method) is not allowed on \(path)")
     }
 }
+
+extension APIError {
+    /// The local API's view of a domain failure: the HTTP status for its kind.
+    public init(_ e: HandoffError) {
+        self.init(status: APIError.status(of: e.kind), code: e.code, message: e.message)
+    }
+
+    /// Docs/LocalAPI.md §4: which status each kind of failure gets.
+    public static func status(of kind: HandoffError.Kind) -> Int {
+        switch kind {
+        case .badRequest: 400
+        case .forbidden: 403
+        case .notFound: 404
+        case .conflict: 409
+        case .gone: 410
+        case .invalid: 422
+        case .versionMismatch: 426
+        case .internal: 500
+        case .storageFull: 507
+        case .peerFailed: 502
+        case .unavailable: 503
+        case .peerTimedOut: 504
+        }
+    }
+}

@@ -1,4 +1,3 @@
-import HandoffCore
 
 /// What a workstation tells its trusted peers about its current activity: enough to list
 /// and choose it, never its userInfo (that is fetched only when the user continues).

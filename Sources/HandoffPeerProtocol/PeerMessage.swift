@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffStreamFrames
 
 /// The messages of the peer protocol (Docs/PeerProtocol.md). Each travels in one frame:
 /// a 4-byte big-endian length, a 1-byte type, and a body. The hello's body starts with the
