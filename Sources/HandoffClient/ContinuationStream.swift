@@ -117,20 +117,20 @@ extension HandoffClient {
     /// A handoffd too old for `into` sends bytes as usual, so handle `.bytes` too.
     public func withStream<R: Sendable>(toActivity id: String, document: Bool = false, into: String? = nil,
                                         _ body: (ContinuationStream) async throws -> R) async throws -> R {
-        try await StreamConnection.run(socketPath: socketPath, path: ControlPaths.openStream(activity: id, document: document, into: into), headers: [], body)
+        try await StreamConnection.run(socketPath: socketPath, path: ControlEndpoint.openStreamPath(activity: id, document: document, into: into), headers: [], body)
     }
 
     /// Origin side: takes the stream a `stream-requested` event asked this app for.
     /// `length`: what this side will send, when known (the other side shows progress).
     public func acceptStream<R: Sendable>(_ streamID: String, length: Int64? = nil, _ body: (ContinuationStream) async throws -> R) async throws -> R {
-        let headers = length.map { [(ControlPaths.streamLengthHeader, String($0))] } ?? []
-        return try await StreamConnection.run(socketPath: socketPath, path: ControlPaths.acceptStream(streamID), headers: headers, body)
+        let headers = length.map { [(ControlEndpoint.streamLengthHeader, String($0))] } ?? []
+        return try await StreamConnection.run(socketPath: socketPath, path: ControlEndpoint.acceptStream.path(streamID), headers: headers, body)
     }
 
     /// Origin side: declines a requested stream; the continuing side gets `stream_refused`.
     public func refuseStream(_ streamID: String, reason: String? = nil) async throws {
-        let body: JSONObject = reason.map { ["reason": .string($0)] } ?? [:]
-        let (status, json) = try await ControlConnection.exchange(socketPath, .POST, ControlPaths.refuseStream(streamID), body: .object(body))
+        let (status, json) = try await ControlConnection.exchange(socketPath, .POST, ControlEndpoint.refuseStream.path(streamID),
+                                                                  body: RefuseStreamRequest(reason: reason).json)
         guard (200..<300).contains(status) else {
             throw HandoffClientError.api(APIError(status: status, body: json) ?? APIError(status: status, code: "http_\(status)", message: "handoffd answered HTTP \(status)"))
         }
@@ -149,7 +149,7 @@ enum StreamConnection {
 
     struct Upgrader: NIOTypedHTTPClientProtocolUpgrader {
         typealias UpgradeResult = Opened
-        let supportedProtocol = ControlPaths.streamProtocol
+        let supportedProtocol = ControlEndpoint.streamProtocol
         let requiredUpgradeHeaders: [String] = []
         /// Shared with the stream's writer (`StreamFailureWatcher`).
         let failure: StreamFailureWatcher.Seen

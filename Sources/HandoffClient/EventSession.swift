@@ -30,7 +30,7 @@ public final class EventSession: Sendable {
             do {
                 try await channel.executeThenClose { inbound, outbound in
                     try await outbound.write(contentsOf: [
-                        .head(ControlConnection.requestHead(.GET, ControlPaths.events, bodyLength: nil, headers: [])), .end(nil),
+                        .head(ControlConnection.requestHead(.GET, ControlEndpoint.events.path(), bodyLength: nil, headers: [])), .end(nil),
                     ])
                     var line: [UInt8] = []
                     var gotToken = false

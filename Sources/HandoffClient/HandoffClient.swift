@@ -14,11 +14,11 @@ public struct HandoffClient: Sendable {
     }
 
     public func status() async throws -> DaemonStatus {
-        try decode(try await call(.GET, ControlPaths.status), DaemonStatus.init(json:))
+        try decode(try await call(.status), DaemonStatus.init(json:))
     }
 
     public func activities() async throws -> [ActivityRecord] {
-        let body = try await call(.GET, ControlPaths.activities)
+        let body = try await call(.listActivities)
         guard case .array(let items)? = body.objectValue?["activities"] else {
             throw HandoffClientError.badResponse("no activities list")
         }
@@ -28,14 +28,14 @@ public struct HandoffClient: Sendable {
     /// Nil when no activity is current.
     public func current() async throws -> ActivityRecord? {
         do {
-            return try decode(try await call(.GET, ControlPaths.current), ActivityRecord.init(json:))
+            return try decode(try await call(.getActivity, "current"), ActivityRecord.init(json:))
         } catch HandoffClientError.api(let e) where e.code == "no_current_activity" {
             return nil
         }
     }
 
     public func activity(_ id: String) async throws -> ActivityRecord {
-        try decode(try await call(.GET, ControlPaths.activity(id)), ActivityRecord.init(json:))
+        try decode(try await call(.getActivity, id), ActivityRecord.init(json:))
     }
 
     /// Makes a new activity current. With `session`, it belongs to that event session
@@ -45,65 +45,58 @@ public struct HandoffClient: Sendable {
     /// `document` (absolute): the file the activity is about; the other workstation opens
     /// its own copy in the same synced folder, or fetches one.
     public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil, streamFile: String? = nil, document: String? = nil) async throws -> ActivityRecord {
-        var body = ActivityJSON.encode(draft)
-        if let session { body["session"] = .string(session) }
-        if let streamFile { body["streamFile"] = .string(streamFile) }
-        if let document { body["document"] = .string(document) }
-        return try decode(try await call(.POST, ControlPaths.activities, body: .object(body)), ActivityRecord.init(json:))
+        let request = BecomeCurrentRequest(draft: draft, session: session, streamFile: streamFile, document: document)
+        return try decode(try await call(.becomeCurrent, body: request.json), ActivityRecord.init(json:))
     }
 
     public func becomeCurrent(existing id: String) async throws -> ActivityRecord {
-        try decode(try await call(.POST, ControlPaths.activity(id) + "/become-current", body: .object([:])), ActivityRecord.init(json:))
+        try decode(try await call(.becomeCurrentAgain, id, body: .object([:])), ActivityRecord.init(json:))
     }
 
     public func update(_ id: String, _ update: ActivityUpdate) async throws -> ActivityRecord {
-        try decode(try await call(.PATCH, ControlPaths.activity(id), body: .object(ActivityJSON.encode(update))), ActivityRecord.init(json:))
+        try decode(try await call(.updateActivity, id, body: .object(ActivityJSON.encode(update))), ActivityRecord.init(json:))
     }
 
     public func resign(_ id: String = "current") async throws -> ActivityRecord {
-        try decode(try await call(.POST, ControlPaths.resign(id), body: .object([:])), ActivityRecord.init(json:))
+        try decode(try await call(.resign, id, body: .object([:])), ActivityRecord.init(json:))
     }
 
     public func invalidate(_ id: String = "current") async throws -> ActivityRecord {
-        try decode(try await call(.POST, ControlPaths.invalidate(id), body: .object([:])), ActivityRecord.init(json:))
+        try decode(try await call(.invalidate, id, body: .object([:])), ActivityRecord.init(json:))
     }
 
     /// The activity with a payload as fresh as its owner can make it (will-save).
     public func snapshot(_ id: String = "current") async throws -> ActivityRecord {
-        try decode(try await call(.POST, ControlPaths.snapshot(id), body: .object([:])), ActivityRecord.init(json:))
+        try decode(try await call(.snapshot, id, body: .object([:])), ActivityRecord.init(json:))
     }
 
     // MARK: - Other workstations
 
     /// This workstation's device ID and name.
-    public func identity() async throws -> (deviceID: String, name: String) {
-        let o = try await call(.GET, ControlPaths.identity).objectValue
-        guard let id = o?["deviceID"]?.stringValue else { throw HandoffClientError.badResponse("no deviceID") }
-        return (id, o?["name"]?.stringValue ?? "")
+    public func identity() async throws -> Identity {
+        try decode(try await call(.identity), Identity.init(json:))
     }
 
     public func peers() async throws -> [PeerInfo] {
-        guard let peers = PeerInfo.list(json: try await call(.GET, ControlPaths.peers)) else {
+        guard let peers = PeerInfo.list(json: try await call(.peers)) else {
             throw HandoffClientError.badResponse("no peers list")
         }
         return peers
     }
 
     @discardableResult
-    public func trust(_ deviceID: String, name: String? = nil, address: String? = nil) async throws -> PeerInfo {
-        var body: JSONObject = ["deviceID": .string(deviceID)]
-        if let name { body["name"] = .string(name) }
-        if let address { body["address"] = .string(address) }
-        return PeerInfo(json: try await call(.POST, ControlPaths.trust, body: .object(body)))
+    public func trust(_ deviceID: String, name: String? = nil, address: String? = nil) async throws -> TrustChange {
+        try decode(try await call(.trust, body: TrustRequest(deviceID: deviceID, name: name, address: address).json), TrustChange.init(json:))
     }
 
-    public func untrust(_ deviceID: String) async throws {
-        _ = try await call(.POST, ControlPaths.untrust, body: .object(["deviceID": .string(deviceID)]))
+    @discardableResult
+    public func untrust(_ deviceID: String) async throws -> TrustChange {
+        try decode(try await call(.untrust, body: DeviceRequest(deviceID: deviceID).json), TrustChange.init(json:))
     }
 
     /// What trusted, connected workstations offer now.
     public func offers() async throws -> [Offer] {
-        try decode(try await call(.GET, ControlPaths.offers), Offer.list(json:))
+        try decode(try await call(.offers), Offer.list(json:))
     }
 
     /// Continues the most recent offered activity (or the one named): fetches its fresh
@@ -111,71 +104,67 @@ public struct HandoffClient: Sendable {
     /// With `launch`, the session agent then opens it in the app that handles it (or the
     /// web page in the browser) and `launch` in the answer says what it did.
     public func continueActivity(from: String? = nil, type: String? = nil, id: String? = nil, launch: Bool = false) async throws -> ContinuedActivity {
-        var body = JSONObject()
-        if let from { body["from"] = .string(from) }
-        if let type { body["type"] = .string(type) }
-        if let id { body["id"] = .string(id) }
-        if launch { body["launch"] = .bool(true) }
-        return try continued(try await call(.POST, ControlPaths.continueActivity, body: .object(body)))
+        let request = ContinueRequest(from: from, type: type, id: id, launch: launch)
+        return try decode(try await call(.continueActivity, body: request.json), ContinuedActivity.init(json:))
     }
 
     /// An activity continued on this workstation lately (what an app launched to continue
     /// it asks for: its id comes in the `handoff:` URI or `HANDOFF_ACTIVITY_ID`).
     public func continuedActivity(_ id: String) async throws -> ContinuedActivity {
-        try continued(try await call(.GET, ControlPaths.continued(id)))
+        try decode(try await call(.continuedActivity, id), ContinuedActivity.init(json:))
     }
 
-    private func continued(_ json: JSONValue) throws -> ContinuedActivity {
-        try decode(json, ContinuedActivity.init(json:))
+    /// Activities continued here in the last minutes, newest first.
+    public func continuedActivities() async throws -> [ContinuedActivity] {
+        try decode(try await call(.listContinued), ContinuedActivity.list(json:))
     }
 
     /// Where a continued activity's document is on this workstation (`GET /v1/continued/{id}/document`).
     public func continuedDocument(_ id: String) async throws -> ContinuedDocument {
-        ContinuedDocument(json: try await call(.GET, ControlPaths.continued(id) + "/document"))
+        ContinuedDocument(json: try await call(.continuedDocument, id))
     }
 
     /// The synced folders handoffd knows here, as resolved local paths.
+    public func syncedRoots() async throws -> [SyncedRoot] {
+        SyncedRoot.list(json: try await call(.syncedRoots))
+    }
+
     public func syncedRootPaths() async throws -> [String] {
-        guard case .array(let items)? = try await call(.GET, ControlPaths.syncedRoots).objectValue?["roots"] else { return [] }
-        return items.compactMap { $0.objectValue?["path"]?.stringValue }
+        try await syncedRoots().map(\.path)
     }
 
     // MARK: - The session agent's side
 
     /// Makes `session` (an open event session's token) the one asked to open apps.
     public func claimLauncher(session: String) async throws {
-        _ = try await call(.POST, ControlPaths.launcher, body: .object(["session": .string(session)]))
+        _ = try await call(.claimLauncher, body: ClaimLauncherRequest(session: session).json)
     }
 
     /// Answers a `launch-requested` event.
     public func answerLaunch(_ launchID: String, _ outcome: LaunchOutcome) async throws {
-        _ = try await call(.POST, ControlPaths.launch(launchID), body: outcome.json)
+        _ = try await call(.answerLaunch, launchID, body: outcome.json)
     }
 
     /// Activities this workstation and its peers offered (those their apps let be
     /// searched), newest first.
     public func history(_ query: HistoryQuery) async throws -> [HistoryEntry] {
-        try decode(try await call(.POST, ControlPaths.historySearch, body: query.json), HistoryEntry.list(json:))
+        try decode(try await call(.searchHistory, body: query.json), HistoryEntry.list(json:))
     }
 
     /// Forgets the history; returns how many entries it had.
     @discardableResult
     public func clearHistory() async throws -> Int {
-        if case .integer(let n)? = try await call(.DELETE, ControlPaths.history).objectValue?["removed"] { return Int(n) }
-        return 0
+        HistoryCleared(json: try await call(.clearHistory)).removed
     }
 
     /// Opens a history entry's web page or document again (through the session agent).
-    public func reopenHistoryEntry(_ id: Int64) async throws -> (HistoryEntry, LaunchOutcome) {
-        let json = try await call(.POST, ControlPaths.historyOpen(id))
-        let entry = try decode(json.objectValue?["entry"] ?? .null, HistoryEntry.init(json:))
-        let launch = try decode(json.objectValue?["launch"] ?? .null, LaunchOutcome.init(json:))
-        return (entry, launch)
+    public func reopenHistoryEntry(_ id: Int64) async throws -> ReopenedEntry {
+        try decode(try await call(.openHistoryEntry, String(id)), ReopenedEntry.init(json:))
     }
 
     /// What handoffd can tell `handoffctl doctor` (Docs/LocalAPI.md §21).
     public func diagnostics() async throws -> [DiagnosticCheck] {
-        try decode(try await call(.GET, ControlPaths.diagnostics), DiagnosticCheck.list(json:))
+        try decode(try await call(.diagnostics), DiagnosticCheck.list(json:))
     }
 
     // MARK: - Restoration state (Docs/LocalAPI.md §20)
@@ -184,81 +173,73 @@ public struct HandoffClient: Sendable {
     /// version. `continueWith`: one of the app's activities this state may go with when
     /// another workstation continues it.
     public func saveState(app: String, version: String, entries: JSONObject, continueWith: String? = nil) async throws {
-        var body: JSONObject = ["version": .string(version), "entries": .object(entries)]
-        if let continueWith { body["continueWith"] = .string(continueWith) }
-        _ = try await call(.PUT, ControlPaths.state(app), body: .object(body))
+        _ = try await call(.saveState, app, body: SaveStateRequest(version: version, entries: entries, continueWith: continueWith).json)
     }
 
     /// What a launching app gets back: its state, or nil and why (`none_saved`,
     /// `version_changed`, `crash_loop`). Call `stateRestored` once the app is up.
-    public func restoreState(app: String, version: String, acceptOlder: Bool = false, session: String? = nil) async throws -> (state: JSONObject?, reason: String?) {
-        var body: JSONObject = ["version": .string(version)]
-        if acceptOlder { body["acceptOlder"] = .bool(true) }
-        if let session { body["session"] = .string(session) }
-        let o = try await call(.POST, ControlPaths.state(app) + "/restore", body: .object(body)).objectValue ?? [:]
-        return (o["state"]?.objectValue, o["reason"]?.stringValue)
+    public func restoreState(app: String, version: String, acceptOlder: Bool = false, session: String? = nil) async throws -> RestoredState {
+        let request = RestoreStateRequest(version: version, acceptOlder: acceptOlder, session: session)
+        return RestoredState(json: try await call(.restoreState, app, body: request.json))
     }
 
     /// The launch that restored went well.
     public func stateRestored(app: String) async throws {
-        _ = try await call(.POST, ControlPaths.state(app) + "/restored")
+        _ = try await call(.stateRestored, app)
     }
 
     public func discardState(app: String) async throws {
-        _ = try await call(.DELETE, ControlPaths.state(app))
+        _ = try await call(.discardState, app)
     }
 
-    /// `{"apps": [{app, version, savedAt, paths, failedLaunches, continueWith}]}`.
-    public func listState() async throws -> JSONValue {
-        try await call(.GET, ControlPaths.state)
+    /// The apps with restoration state kept here.
+    public func listState() async throws -> [SavedState] {
+        try decode(try await call(.listState), SavedState.list(json:))
     }
 
     /// The account's members (with who introduced each) and the devices removed from it.
     public func devices() async throws -> AccountDevices {
-        AccountDevices(json: try await call(.GET, ControlPaths.devices))
+        AccountDevices(json: try await call(.devices))
     }
 
     /// Removes a device from the account: every member stops trusting it.
-    public func removeDevice(_ deviceID: String) async throws {
-        _ = try await call(.POST, ControlPaths.removeDevice, body: .object(["deviceID": .string(deviceID)]))
+    @discardableResult
+    public func removeDevice(_ deviceID: String) async throws -> TrustChange {
+        try decode(try await call(.removeDevice, body: DeviceRequest(deviceID: deviceID).json), TrustChange.init(json:))
     }
 
     /// Opens this workstation's pairing window (or joins the open one); with `address`
     /// (HOST:PORT), dials that workstation to pair.
     public func openPairing(address: String? = nil) async throws -> PairingStatus {
-        try decode(try await call(.POST, ControlPaths.pairing, body: .object(address.map { ["address": .string($0)] } ?? [:])), PairingStatus.init(json:))
+        try decode(try await call(.openPairing, body: OpenPairingRequest(address: address).json), PairingStatus.init(json:))
     }
 
     public func pairingStatus() async throws -> PairingStatus {
-        try decode(try await call(.GET, ControlPaths.pairing), PairingStatus.init(json:))
+        try decode(try await call(.pairingStatus), PairingStatus.init(json:))
     }
 
     /// Confirms the code the user saw on both screens (or was given).
     public func confirmPairing(code: String) async throws -> PairingStatus {
-        try decode(try await call(.POST, ControlPaths.pairingConfirm, body: .object(["code": .string(code)])), PairingStatus.init(json:))
+        try decode(try await call(.confirmPairing, body: ConfirmPairingRequest(code: code).json), PairingStatus.init(json:))
     }
 
     public func cancelPairing() async throws -> PairingStatus {
-        try decode(try await call(.DELETE, ControlPaths.pairing), PairingStatus.init(json:))
+        try decode(try await call(.cancelPairing), PairingStatus.init(json:))
     }
 
     /// The session agent's desktop sources and what each does now.
     public func sources() async throws -> [DesktopSource] {
-        try decode(try await call(.GET, ControlPaths.sources), DesktopSource.list(json:))
+        try decode(try await call(.listSources), DesktopSource.list(json:))
     }
 
     /// Turns a desktop source on or off (the agent keeps it in its settings); the sources after.
     public func setSource(_ name: String, enabled: Bool) async throws -> [DesktopSource] {
-        try decode(try await call(.POST, ControlPaths.source(name), body: .object(["enabled": .bool(enabled)])), DesktopSource.list(json:))
+        try decode(try await call(.setSource, name, body: SetSourceRequest(enabled: enabled).json), DesktopSource.list(json:))
     }
 
     /// Answers a `sources-requested` event: the sources, or why the change failed.
     public func answerSources(_ requestID: String, _ result: Result<[DesktopSource], SourceChangeError>) async throws {
-        let body: JSONValue = switch result {
-        case .success(let list): DesktopSource.listJSON(list)
-        case .failure(let e): .object(["error": .object(["code": .string(e.code), "message": .string(e.message)])])
-        }
-        _ = try await call(.POST, ControlPaths.sourceAnswer(requestID), body: body)
+        _ = try await call(.answerSources, requestID, body: SourcesAnswer(result).json)
     }
 
     /// Opens the event stream, which is also the app's session.
@@ -268,8 +249,8 @@ public struct HandoffClient: Sendable {
 
     // MARK: -
 
-    private func call(_ method: HTTPMethod, _ path: String, body: JSONValue? = nil) async throws -> JSONValue {
-        let (status, json) = try await ControlConnection.exchange(socketPath, method, path, body: body)
+    private func call(_ endpoint: ControlEndpoint, _ parameter: String = "", body: JSONValue? = nil) async throws -> JSONValue {
+        let (status, json) = try await ControlConnection.exchange(socketPath, HTTPMethod(rawValue: endpoint.method), endpoint.path(parameter), body: body)
         guard (200..<300).contains(status) else {
             throw HandoffClientError.api(APIError(status: status, body: json)
                 ?? APIError(status: status, code: "http_\(status)", message: "handoffd answered HTTP \(status)"))

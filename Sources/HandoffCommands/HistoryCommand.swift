@@ -40,9 +40,10 @@ struct HistoryCommand: AsyncParsableCommand {
             return
         }
         if let open {
-            let (entry, launch) = try await client.reopenHistoryEntry(open)
+            let reopened = try await client.reopenHistoryEntry(open)
+            let (entry, launch) = (reopened.entry, reopened.launch)
             if options.json {
-                Output.out(JSONValue.object(["entry": entry.json, "launch": launch.json]).prettySerialized())
+                Output.out(reopened.json.prettySerialized())
             } else if case .opened(let app) = launch {
                 Output.out("opened \(entry.title.isEmpty ? entry.activityType : entry.title) in \(app.appName)")
             }

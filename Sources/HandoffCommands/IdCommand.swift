@@ -8,7 +8,7 @@ struct IdCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() async throws {
-        let (id, name) = try await options.client.identity()
-        Output.out(options.json ? JSONValue.object(["deviceID": .string(id), "name": .string(name)]).prettySerialized() : id)
+        let identity = try await options.client.identity()
+        Output.out(options.json ? identity.json.prettySerialized() : identity.deviceID)
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HandoffCore
+import HandoffControlAPI
 
 struct StateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,21 +20,18 @@ struct StateCommand: AsyncParsableCommand {
         let client = options.client
         if let discard {
             try await client.discardState(app: discard)
-            Output.out(options.json ? JSONValue.object(["app": .string(discard), "discarded": .bool(true)]).serialized() : "discarded the state of \(discard)")
+            Output.out(options.json ? Acknowledgement.discarded(app: discard).json.serialized() : "discarded the state of \(discard)")
             return
         }
-        let list = try await client.listState()
+        let apps = try await client.listState()
         if options.json {
-            Output.out(list.prettySerialized())
+            Output.out(SavedState.listJSON(apps).prettySerialized())
             return
         }
-        let apps = list.objectValue?["apps"]?.arrayValue ?? []
         if apps.isEmpty { Output.out("no app has saved restoration state here") }
         for a in apps {
-            let o = a.objectValue ?? [:]
-            var line = "\(o["app"]?.stringValue ?? "?")  version \(o["version"]?.stringValue ?? "?")  saved \(o["savedAt"]?.stringValue ?? "?")"
-            if case .integer(let n)? = o["paths"] { line += "  \(n) path\(n == 1 ? "" : "s")" }
-            if case .integer(let n)? = o["failedLaunches"], n > 0 { line += "  \(n) failed launch\(n == 1 ? "" : "es")" }
+            var line = "\(a.app)  version \(a.version)  saved \(a.savedAt.rfc3339)  \(a.paths) path\(a.paths == 1 ? "" : "s")"
+            if a.failedLaunches > 0 { line += "  \(a.failedLaunches) failed launch\(a.failedLaunches == 1 ? "" : "es")" }
             Output.out(line)
         }
     }

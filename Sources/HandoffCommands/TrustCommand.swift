@@ -19,7 +19,8 @@ struct TrustCommand: AsyncParsableCommand {
 
     func run() async throws {
         let peer = try await options.client.trust(deviceID, name: name, address: address)
-        Output.out(options.json ? peer.json.prettySerialized() : "trusted \(peer.id ?? deviceID)\(peer.name.isEmpty ? "" : " (\(peer.name))")")
+        let name = peer.name ?? ""
+        Output.out(options.json ? peer.json.prettySerialized() : "trusted \(peer.deviceID)\(name.isEmpty ? "" : " (\(name))")")
     }
 }
 

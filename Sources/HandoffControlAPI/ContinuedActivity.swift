@@ -2,6 +2,11 @@ import HandoffCore
 
 /// A continued activity's document as this workstation sees it.
 public struct ContinuedDocument: Sendable, Equatable {
+    public static func == (a: Self, b: Self) -> Bool {
+        a.path == b.path && a.size == b.size && a.sha256 == b.sha256 && a.state == b.state && a.localPath == b.localPath
+            && a.reason == b.reason && a.root?.kind == b.root?.kind && a.root?.id == b.root?.id
+    }
+
     /// Inside its synced folder (or the file name, outside any).
     public var path: String
     public var size: Int64
@@ -11,10 +16,13 @@ public struct ContinuedDocument: Sendable, Equatable {
     public var state: String
     public var localPath: String?
     public var reason: String?
+    /// The synced folder it is in on the origin (`kind` and `id`), if any.
+    public var root: (kind: String, id: String)?
 
     public var fileName: String { String(path.split(separator: "/").last ?? "document") }
 
-    public init(path: String, size: Int64, sha256: String, state: String, localPath: String?, reason: String?) {
+    public init(path: String, size: Int64, sha256: String, state: String, localPath: String?, reason: String?, root: (kind: String, id: String)? = nil) {
+        self.root = root
         self.path = path
         self.size = size
         self.sha256 = sha256
@@ -29,8 +37,21 @@ public struct ContinuedDocument: Sendable, Equatable {
         let reference = o["reference"]?.objectValue ?? [:], local = o["local"]?.objectValue ?? [:]
         var size: Int64 = 0
         if case .integer(let n)? = reference["size"] { size = n }
+        let root = reference["root"]?.objectValue
         self.init(path: reference["path"]?.stringValue ?? "document", size: size, sha256: reference["sha256"]?.stringValue ?? "",
-                  state: local["state"]?.stringValue ?? "unmapped", localPath: local["path"]?.stringValue, reason: local["reason"]?.stringValue)
+                  state: local["state"]?.stringValue ?? "unmapped", localPath: local["path"]?.stringValue, reason: local["reason"]?.stringValue,
+                  root: root.flatMap { r in r["kind"]?.stringValue.flatMap { k in r["id"]?.stringValue.map { (k, $0) } } })
+    }
+
+    /// `{"reference": {"root", "path", "size", "sha256"}, "local": {"state", "path", "reason"?}}`.
+    public var json: JSONValue {
+        var local: JSONObject = ["state": .string(state), "path": localPath.map(JSONValue.string) ?? .null]
+        if let reason { local["reason"] = .string(reason) }
+        return .object([
+            "reference": .object(["root": root.map { .object(["kind": .string($0.kind), "id": .string($0.id)]) } ?? .null,
+                                  "path": .string(path), "size": .integer(size), "sha256": .string(sha256)]),
+            "local": .object(local),
+        ])
     }
 }
 
@@ -65,5 +86,15 @@ public struct ContinuedActivity: Sendable, Equatable {
         device = PeerDevice(json: o["device"])
         if let l = o["launch"], l != .null { launch = try LaunchOutcome(json: l) }
         continuedAt = o["continuedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:))
+    }
+
+    /// `GET /v1/continued`: `{"continued": [...]}`, newest first.
+    public static func listJSON(_ list: [ContinuedActivity]) -> JSONValue { .object(["continued": .array(list.map(\.json))]) }
+
+    public static func list(json: JSONValue) throws(ValidationError) -> [ContinuedActivity] {
+        guard let items = json.objectValue?["continued"]?.arrayValue else { throw ValidationError(field: "continued", problem: "is required") }
+        var out: [ContinuedActivity] = []
+        for item in items { out.append(try ContinuedActivity(json: item)) }
+        return out
     }
 }

@@ -108,3 +108,32 @@ public struct HistoryQuery: Sendable, Equatable {
         self.limit = Int(limit)
     }
 }
+
+/// `POST /v1/history/{id}/open`: the entry, and what the session agent opened.
+public struct ReopenedEntry: Sendable, Equatable {
+    public var entry: HistoryEntry
+    public var launch: LaunchOutcome
+
+    public init(entry: HistoryEntry, launch: LaunchOutcome) {
+        self.entry = entry
+        self.launch = launch
+    }
+
+    public var json: JSONValue { .object(["entry": entry.json, "launch": launch.json]) }
+
+    public init(json: JSONValue) throws(ValidationError) {
+        entry = try HistoryEntry(json: json.objectValue?["entry"] ?? .null)
+        launch = try LaunchOutcome(json: json.objectValue?["launch"] ?? .null)
+    }
+}
+
+/// `DELETE /v1/history`: how many entries were forgotten.
+public struct HistoryCleared: Sendable, Equatable {
+    public var removed: Int
+
+    public init(removed: Int) { self.removed = removed }
+
+    public var json: JSONValue { .object(["removed": .integer(Int64(removed))]) }
+
+    public init(json: JSONValue) { removed = Int(json.objectValue?["removed"]?.integerValue ?? 0) }
+}

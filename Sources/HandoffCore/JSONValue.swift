@@ -48,6 +48,8 @@ extension JSONValue {
     public var objectValue: JSONObject? { if case .object(let o) = self { return o } else { return nil } }
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    public var integerValue: Int64? { if case .integer(let i) = self { return i } else { return nil } }
 
     /// A short name of the JSON type, for error messages.
     public var typeName: String {

@@ -464,12 +464,12 @@ public actor ActivityRegistry {
             if let e = entries[id], e.state == .expired || e.activity.isExpired(at: SystemClock.now()) {
                 throw HandoffError(.gone, code: "expired", message: "the activity has expired")
             }
-            throw HandoffError(.notFound, code: "not-offered", message: "that activity is not offered any more")
+            throw HandoffError(.notFound, code: "not_offered", message: "that activity is not offered any more")
         }
         let record = try await snapshot(id.rawValue)
         // The wait for will-save may have changed what is offered: check again.
         guard lastOffer?.id == id, record.activity.eligibleForHandoff else {
-            throw HandoffError(.notFound, code: "not-offered", message: "that activity stopped being offered while it was saved")
+            throw HandoffError(.notFound, code: "not_offered", message: "that activity stopped being offered while it was saved")
         }
         return record
     }
@@ -483,24 +483,24 @@ public actor ActivityRegistry {
     /// Who serves an activity's continuation streams, for a peer's stream request.
     public func streamSource(for id: ActivityID, document: Bool = false) throws(HandoffError) -> StreamSource {
         guard let e = entries[id], !isFinal(e.state) else {
-            throw HandoffError(.notFound, code: "not-offered", message: "that activity is not available on this device any more")
+            throw HandoffError(.notFound, code: "not_offered", message: "that activity is not available on this device any more")
         }
         if document {
             guard let file = e.documentFile else {
-                throw HandoffError(.conflict, code: "no-document", message: "the activity has no document to send")
+                throw HandoffError(.conflict, code: "no_document", message: "the activity has no document to send")
             }
             return .document(file)
         }
         guard e.activity.supportsContinuationStreams else {
-            throw HandoffError(.conflict, code: "streams-unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")
+            throw HandoffError(.conflict, code: "streams_unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")
         }
         switch e.owner {
         case .session(let token):
-            guard events.isOpen(token) else { throw HandoffError(.gone, code: "owner-gone", message: "the app that owns the activity is gone") }
+            guard events.isOpen(token) else { throw HandoffError(.gone, code: "owner_gone", message: "the app that owns the activity is gone") }
             return .session(token)
         case .daemon:
             guard let file = e.streamFile else {
-                throw HandoffError(.conflict, code: "streams-unsupported", message: "the activity has no app or file to serve streams")
+                throw HandoffError(.conflict, code: "streams_unsupported", message: "the activity has no app or file to serve streams")
             }
             return .file(file)
         }

@@ -17,102 +17,75 @@ struct ControlRouter: Sendable {
     let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
 
-    func handle(_ route: ControlRoute, _ request: ControlRequest) async -> ControlResponse {
+    /// `parameter` is the route's `{...}` segment, "" for a route without one.
+    func handle(_ endpoint: ControlEndpoint, _ parameter: String, _ request: ControlRequest) async -> ControlResponse {
+        let id = parameter
         do {
-            switch route {
+            switch endpoint {
             case .status:
                 return .ok(await status().json)
             case .listActivities:
                 let list = await registry.all()
                 return .ok(.object(["activities": .array(list.map(\.json))]))
             case .becomeCurrent:
-                let body = try request.jsonObject()
-                let draft: ActivityDraft
-                do { draft = try ActivityJSON.decodeDraft(body, extraFields: ["session", "streamFile", "document"]) } catch { throw HandoffError.invalid(error) }
-                var session = request.headers.first(name: ControlPaths.sessionHeader)
-                if let v = body["session"], v != .null {
-                    guard let s = v.stringValue else { throw HandoffError.badRequest("session must be a string") }
-                    session = s
-                }
-                var streamFile: String?
-                if let v = body["streamFile"], v != .null {
-                    guard let f = v.stringValue else { throw HandoffError.badRequest("streamFile must be a string") }
-                    streamFile = f
-                }
+                let body = try BecomeCurrentRequest(body: try request.jsonObject())
                 var document: (file: String, reference: DocumentReference)?
-                if let v = body["document"], v != .null {
-                    guard let path = v.stringValue else { throw HandoffError.badRequest("document must be a string: the file's absolute path") }
-                    document = try await locate(path)
-                }
-                return .created(try await registry.becomeCurrent(draft, session: session, streamFile: streamFile, document: document).json)
-            case .getActivity(let id):
+                if let path = body.document { document = try await locate(path) }
+                let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader)
+                return .created(try await registry.becomeCurrent(body.draft, session: session, streamFile: body.streamFile, document: document).json)
+            case .getActivity:
                 return .ok(try await registry.get(id).json)
-            case .updateActivity(let id):
+            case .updateActivity:
                 let update: ActivityUpdate
                 do { update = try ActivityJSON.decodeUpdate(try request.jsonObject()) } catch let e as HandoffError { throw e } catch let e as ValidationError { throw HandoffError.invalid(e) }
                 return .ok(try await registry.update(id, update).json)
-            case .becomeCurrentAgain(let id):
+            case .becomeCurrentAgain:
                 try requireEmptyObject(request)
                 return .ok(try await registry.becomeCurrent(existing: id).json)
-            case .resign(let id):
+            case .resign:
                 try requireEmptyObject(request)
                 return .ok(try await registry.resign(id).json)
-            case .invalidate(let id):
+            case .invalidate, .deleteActivity:
                 try requireEmptyObject(request)
                 return .ok(try await registry.invalidate(id).json)
-            case .snapshot(let id):
+            case .snapshot:
                 try requireEmptyObject(request)
                 return .ok(try await registry.snapshot(id).json)
             case .events:
                 return .error(HandoffError.badRequest("the event stream is served by the connection, not the router"))
             case .identity:
-                return .ok(.object(["deviceID": .string(await peers.deviceID.description), "name": .string(peers.deviceName)]))
+                return .ok(Identity(deviceID: await peers.deviceID.description, name: peers.deviceName).json)
             case .peers:
-                return .ok(await peers.peersJSON())
+                return .ok(PeerInfo.listJSON(await peers.peers()))
             case .offers:
-                return .ok(await peers.offersJSON())
+                return .ok(Offer.listJSON(await peers.offers()))
             case .trust:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let id = try r.requiredString("deviceID")
-                let name = try r.string("name")
-                let address = try r.string("address")
-                try r.rejectUnknownFields()
-                return .ok(try await peers.trustDevice(id, name: name, address: address))
+                let body = try TrustRequest(body: try request.jsonObject())
+                return .ok(try await peers.trustDevice(body.deviceID, name: body.name, address: body.address).json)
             case .untrust:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let id = try r.requiredString("deviceID")
-                try r.rejectUnknownFields()
-                return .ok(try await peers.untrustDevice(id))
+                let body = try DeviceRequest(body: try request.jsonObject())
+                return .ok(try await peers.untrustDevice(body.deviceID).json)
             case .continueActivity:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let from = try r.string("from")
-                let type = try r.string("type")
-                let id = try r.string("id")
-                let launch = try r.bool("launch") ?? false
-                try r.rejectUnknownFields()
-                return .ok(try await peers.continueActivity(from: from, type: type, id: id, launch: launch))
+                let body = try ContinueRequest(body: try request.jsonObject())
+                return .ok(try await peers.continueActivity(from: body.from, type: body.type, id: body.id, launch: body.launch).json)
             case .listContinued:
-                return .ok(await peers.continuedActivitiesJSON())
-            case .continuedActivity(let id):
-                return .ok(try await peers.continuedActivity(id))
-            case .continuedDocument(let id):
-                return .ok(try await continuedDocument(id))
+                return .ok(ContinuedActivity.listJSON(await peers.continuedActivities()))
+            case .continuedActivity:
+                return .ok(try await peers.continuedActivity(id).json)
+            case .continuedDocument:
+                return .ok(try await continuedDocument(id).json)
             case .syncedRoots:
                 let configured = configuredRoots
                 let roots = try await NIOThreadPool.singleton.runIfActive { SyncedRoots.discover(configured: configured) }
-                return .ok(.object(["roots": .array(roots.roots.map {
-                    .object(["kind": .string($0.id.kind), "id": .string($0.id.id), "path": .string($0.path)])
-                })]))
+                return .ok(SyncedRoot.listJSON(roots.roots.map { SyncedRoot(kind: $0.id.kind, id: $0.id.id, path: $0.path) }))
             case .claimLauncher:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let bodySession = try r.string("session")
-                try r.rejectUnknownFields()
-                guard let session = bodySession ?? request.headers.first(name: ControlPaths.sessionHeader) else {
-                    throw HandoffError.badRequest("name the event session that takes the launcher role: \"session\" in the body or the \(ControlPaths.sessionHeader) header")
+                let body = try ClaimLauncherRequest(body: try request.jsonObject())
+                guard let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader) else {
+                    throw HandoffError.badRequest("name the event session that takes the launcher role: \"session\" in the body or the \(ControlEndpoint.sessionHeader) header")
                 }
                 try await agent.claim(session: session)
-                return .ok(.object(["launcher": .bool(true), "session": .string(session)]))
-            case .answerLaunch(let id):
+                return .ok(Acknowledgement.launcher(session: session).json)
+            case .answerLaunch:
                 let outcome: LaunchOutcome
                 do { outcome = try LaunchOutcome(json: .object(try request.jsonObject())) } catch let e as ValidationError {
                     throw HandoffError.badRequest(e.description)
@@ -120,7 +93,7 @@ struct ControlRouter: Sendable {
                 guard await agent.answer(id, .launch, .success(outcome.json)) else {
                     throw HandoffError(.notFound, code: "unknown_launch", message: "no launch \(id) is waiting for an answer (it may have timed out)")
                 }
-                return .ok(.object(["launchID": .string(id), "answered": .bool(true)]))
+                return .ok(Acknowledgement.answered(launch: id).json)
             case .searchHistory:
                 let query: HistoryQuery
                 let body = try request.jsonObject()
@@ -128,112 +101,84 @@ struct ControlRouter: Sendable {
                 return .ok(HistoryEntry.listJSON(try await requireHistory().search(query)))
             case .clearHistory:
                 try requireEmptyObject(request)
-                return .ok(.object(["removed": .integer(Int64(try await requireHistory().clear()))]))
-            case .openHistoryEntry(let id):
+                return .ok(HistoryCleared(removed: try await requireHistory().clear()).json)
+            case .openHistoryEntry:
                 try requireEmptyObject(request)
                 guard let n = Int64(id), let (entry, document) = try await requireHistory().entry(n) else {
                     throw HandoffError(.notFound, code: "not_found", message: "no history entry \(id) (see handoffctl history)")
                 }
-                return .ok(try await reopen(entry, document: document))
+                return .ok(try await reopen(entry, document: document).json)
             case .diagnostics:
                 return .ok(DiagnosticCheck.listJSON(await peers.diagnostics(stateDirectory: stateDirectory)))
             case .listState:
-                return .ok(await restoration.list())
-            case .saveState(let app):
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let version = try r.requiredString("version")
-                let entries = try r.object("entries") ?? [:]
-                let continueWith = try r.string("continueWith")
-                try r.rejectUnknownFields()
+                return .ok(SavedState.listJSON(await restoration.list()))
+            case .saveState:
+                let body = try SaveStateRequest(body: try request.jsonObject())
                 var activity: ActivityID?
-                if let continueWith {
+                if let continueWith = body.continueWith {
                     // Only an activity of this workstation's: its state may go where it is continued.
                     activity = try await registry.get(continueWith).activity.id
                 }
-                try await restoration.save(app: app, version: version, entries: entries, continueWith: activity, at: SystemClock.now())
-                return .ok(.object(["app": .string(app), "saved": .bool(true)]))
-            case .restoreState(let app):
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let version = try r.requiredString("version")
-                let acceptOlder = try r.bool("acceptOlder") ?? false
-                let session = try r.string("session") ?? request.headers.first(name: ControlPaths.sessionHeader)
-                try r.rejectUnknownFields()
-                return .ok(try await restoration.restore(app: app, version: version, acceptOlder: acceptOlder, session: session, at: SystemClock.now()))
-            case .stateRestored(let app):
+                try await restoration.save(app: id, version: body.version, entries: body.entries, continueWith: activity, at: SystemClock.now())
+                return .ok(Acknowledgement.saved(app: id).json)
+            case .restoreState:
+                let body = try RestoreStateRequest(body: try request.jsonObject())
+                let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader)
+                return .ok(try await restoration.restore(app: id, version: body.version, acceptOlder: body.acceptOlder, session: session, at: SystemClock.now()).json)
+            case .stateRestored:
                 try requireEmptyObject(request)
-                try await restoration.restored(app: app)
-                return .ok(.object(["app": .string(app), "restored": .bool(true)]))
-            case .discardState(let app):
-                guard await restoration.discard(app: app) else {
-                    throw HandoffError(.notFound, code: "no_state", message: "no restoration state is kept for \(app) (handoffctl state lists them)")
+                try await restoration.restored(app: id)
+                return .ok(Acknowledgement.restored(app: id).json)
+            case .discardState:
+                guard await restoration.discard(app: id) else {
+                    throw HandoffError(.notFound, code: "no_state", message: "no restoration state is kept for \(id) (handoffctl state lists them)")
                 }
-                return .ok(.object(["app": .string(app), "discarded": .bool(true)]))
+                return .ok(Acknowledgement.discarded(app: id).json)
             case .devices:
-                return .ok(await peers.devicesJSON())
+                return .ok(await peers.accountDevices().json)
             case .removeDevice:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let id = try r.requiredString("deviceID")
-                try r.rejectUnknownFields()
-                return .ok(try await peers.removeFromAccount(id))
+                let body = try DeviceRequest(body: try request.jsonObject())
+                return .ok(try await peers.removeFromAccount(body.deviceID).json)
             case .openPairing:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let address = try r.string("address")
-                try r.rejectUnknownFields()
-                return .ok(try await peers.openPairing(address: address).json)
+                let body = try OpenPairingRequest(body: try request.jsonObject())
+                return .ok(try await peers.openPairing(address: body.address).json)
             case .pairingStatus:
                 return .ok(await peers.pairingStatus().json)
             case .confirmPairing:
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let code = try r.string("code")
-                try r.rejectUnknownFields()
-                guard let code else { throw HandoffError.badRequest("say {\"code\": \"123456\"}: the code both screens show") }
-                return .ok(try await peers.confirmPairing(code: code).json)
+                let body = try ConfirmPairingRequest(body: try request.jsonObject())
+                return .ok(try await peers.confirmPairing(code: body.code).json)
             case .cancelPairing:
                 return .ok(await peers.cancelPairing().json)
             case .listSources:
                 return .ok(DesktopSource.listJSON(try await agent.sources(nil)))
-            case .setSource(let name):
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let enabled = try r.bool("enabled")
-                try r.rejectUnknownFields()
-                guard let enabled else { throw HandoffError.badRequest("say {\"enabled\": true} or {\"enabled\": false}") }
-                guard DesktopSource.names.contains(name) else {
-                    throw HandoffError(.notFound, code: "unknown_source", message: "no source \"\(name.prefix(64))\": the sources are \(DesktopSource.names.joined(separator: ", "))")
+            case .setSource:
+                let body = try SetSourceRequest(body: try request.jsonObject())
+                guard DesktopSource.names.contains(id) else {
+                    throw HandoffError(.notFound, code: "unknown_source", message: "no source \"\(id.prefix(64))\": the sources are \(DesktopSource.names.joined(separator: ", "))")
                 }
-                return .ok(DesktopSource.listJSON(try await agent.sources(DesktopSourceChange(source: name, enabled: enabled))))
-            case .answerSources(let id):
-                let body = JSONValue.object(try request.jsonObject())
-                let result: Result<JSONValue, SessionAgentBroker.Failure>
-                if let e = body.objectValue?["error"]?.objectValue {
-                    guard let code = e["code"]?.stringValue, let message = e["message"]?.stringValue else {
-                        throw HandoffError.badRequest("an error answer is {\"error\": {\"code\", \"message\"}}")
-                    }
-                    result = .failure(.init(code: String(code.prefix(64)), message: String(message.prefix(4096))))
-                } else {
-                    do { _ = try DesktopSource.list(json: body) } catch { throw HandoffError.badRequest(error.description) }
-                    result = .success(body)
-                }
+                return .ok(DesktopSource.listJSON(try await agent.sources(DesktopSourceChange(source: id, enabled: body.enabled))))
+            case .answerSources:
+                let answer = try SourcesAnswer(body: try request.jsonObject())
+                let result = answer.result.map(DesktopSource.listJSON).mapError { SessionAgentBroker.Failure(code: $0.code, message: $0.message) }
                 guard await agent.answer(id, .sources, result) else {
                     throw HandoffError(.notFound, code: "unknown_request", message: "no sources request \(id) is waiting for an answer (it may have timed out)")
                 }
-                return .ok(.object(["requestID": .string(id), "answered": .bool(true)]))
+                return .ok(Acknowledgement.answered(sources: id).json)
             case .openStream, .acceptStream:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
-                if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlPaths.streamProtocol {
-                    throw HandoffError.badRequest(route == .openStream
+                if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlEndpoint.streamProtocol {
+                    throw HandoffError.badRequest(endpoint == .openStream
                         ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation (and, optionally, &into=<an absolute path, percent-encoded>)"
-                        : "the stream id is 32 hex digits, and \(ControlPaths.streamLengthHeader) a whole number of bytes")
+                        : "the stream id is 32 hex digits, and \(ControlEndpoint.streamLengthHeader) a whole number of bytes")
                 }
                 throw HandoffError(.versionMismatch, code: "upgrade_required",
-                               message: "continuation streams need an HTTP upgrade: send `Connection: Upgrade` and `Upgrade: \(ControlPaths.streamProtocol)` (Docs/LocalAPI.md)")
-            case .refuseStream(let id):
-                var r = JSONFieldReader(try request.jsonObject(), path: "body")
-                let reason = try r.string("reason")
-                try r.rejectUnknownFields()
-                if let failure = await streams.refuse(id, reason: reason) {
+                               message: "continuation streams need an HTTP upgrade: send `Connection: Upgrade` and `Upgrade: \(ControlEndpoint.streamProtocol)` (Docs/LocalAPI.md)")
+            case .refuseStream:
+                let body = try RefuseStreamRequest(body: try request.jsonObject())
+                if let failure = await streams.refuse(id, reason: body.reason) {
                     throw HandoffError(.notFound, code: failure.code, message: failure.message)
                 }
-                return .ok(.object(["streamID": .string(id), "refused": .bool(true)]))
+                return .ok(Acknowledgement.refused(stream: id).json)
             }
         } catch let e as HandoffError {
             return .error(e)
@@ -255,7 +200,7 @@ struct ControlRouter: Sendable {
     }
 
     /// Where a continued activity's document is on this workstation, if anywhere.
-    private func continuedDocument(_ id: String) async throws -> JSONValue {
+    private func continuedDocument(_ id: String) async throws -> ContinuedDocument {
         let record = try await peers.continuedRecord(id)
         guard let value = record.activity.userInfo[DocumentReference.userInfoKey] else {
             throw HandoffError(.notFound, code: "no_document", message: "activity \(id) has no document")
@@ -268,13 +213,7 @@ struct ControlRouter: Sendable {
         let local = try await NIOThreadPool.singleton.runIfActive {
             DocumentLocator.local(reference, roots: SyncedRoots.discover(configured: configured))
         }
-        var root: JSONValue = .null
-        if let r = reference.root { root = .object(["kind": .string(r.kind), "id": .string(r.id)]) }
-        return .object([
-            "reference": .object(["root": root, "path": .string(reference.path), "size": .integer(reference.size),
-                                  "sha256": .string(reference.sha256.hexString)]),
-            "local": local.json,
-        ])
+        return ContinuedDocument(reference, local)
     }
 
     private func requireHistory() throws(HandoffError) -> ActivityHistory {
@@ -287,7 +226,7 @@ struct ControlRouter: Sendable {
     /// Continuing from the history: the page or the document again, not the app's state
     /// (that is gone with the offer). The session agent opens it as it opens a continued
     /// activity's web page or document.
-    private func reopen(_ entry: HistoryEntry, document: DocumentReference?) async throws -> JSONValue {
+    private func reopen(_ entry: HistoryEntry, document: DocumentReference?) async throws -> ReopenedEntry {
         guard entry.webpageURL != nil || document != nil else {
             throw HandoffError(.conflict, code: "nothing_to_reopen",
                                message: "this entry has no web page or document to reopen; continue it from \(entry.device.name) while it offers it")
@@ -298,7 +237,7 @@ struct ControlRouter: Sendable {
         let record = ActivityRecord(activity: activity, state: .current, owner: "history", payloadSize: ActivityPropertyList.encodedSize(of: activity))
         await peers.rememberReopened(record, from: entry.device)
         let outcome = await agent.launch(record, from: entry.device)
-        return .object(["entry": entry.json, "launch": outcome.json])
+        return ReopenedEntry(entry: entry, launch: outcome)
     }
 
     private func requireEmptyObject(_ request: ControlRequest) throws(HandoffError) {

@@ -225,17 +225,17 @@ public final class ControlServer: Service, Sendable {
             }
             guard complete else { return }  // client went away mid-request
             let request = ControlRequest(head: head, body: body)
-            switch ControlRoute.match(method: head.method, path: request.path) {
+            switch ControlEndpoint.match(method: head.method.rawValue, path: request.path) {
             case .notFound:
                 try await Self.write(.error(HandoffError.notFound("no route \(request.path); see Docs/LocalAPI.md (routes start with /v1/)")), to: outbound, keepAlive: keepAlive)
             case .methodNotAllowed:
                 try await Self.write(.error(.methodNotAllowed("\(head.method)", request.path)), to: outbound, keepAlive: keepAlive)
-            case .route(.events):
+            case .endpoint(.events, _):
                 try await streamEvents(outbound: outbound, channel: channel)
                 return
-            case .route(let route):
+            case .endpoint(let endpoint, let parameter):
                 let tickets = StateWriter.Tickets()
-                var response = await StateWriter.$requestTickets.withValue(tickets) { await router.handle(route, request) }
+                var response = await StateWriter.$requestTickets.withValue(tickets) { await router.handle(endpoint, parameter, request) }
                 // A change is answered once the state files it changed are in place and
                 // flushed, as when they were written in place; only the flushing ran off
                 // the loop. A request that changed none answers at once.

@@ -124,6 +124,6 @@ struct StreamFrameTests {
         #expect(PercentEncoding.encode("/a b") == "/a%20b")
         #expect(PercentEncoding.decode("%2fetc%2Fpasswd") == "/etc/passwd")
         for bad in ["%", "%4", "%G0", "abc%", "%FF%FE"] { #expect(PercentEncoding.decode(Substring(bad)) == nil, "\(bad)") }
-        #expect(ControlPaths.openStream(activity: "ab", document: true, into: "/t/x y") == "/v1/streams?activity=ab&document=1&into=/t/x%20y")
+        #expect(ControlEndpoint.openStreamPath(activity: "ab", document: true, into: "/t/x y") == "/v1/streams?activity=ab&document=1&into=/t/x%20y")
     }
 }

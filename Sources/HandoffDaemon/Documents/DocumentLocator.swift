@@ -1,5 +1,6 @@
 import Crypto
 import HandoffCore
+import HandoffControlAPI
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,15 +33,6 @@ enum DocumentLocator {
         /// No place to look: not in a synced folder, or that folder is not synced here, or
         /// the path would lead out of it.
         case unmapped(String)
-
-        var json: JSONValue {
-            switch self {
-            case .same(let p): .object(["state": .string("same"), "path": .string(p)])
-            case .differs(let p): .object(["state": .string("differs"), "path": .string(p)])
-            case .missing(let p): .object(["state": .string("missing"), "path": .string(p)])
-            case .unmapped(let why): .object(["state": .string("unmapped"), "path": .null, "reason": .string(why)])
-            }
-        }
     }
 
     /// On the continuing side: where the document is here, and whether it is the same.
@@ -80,5 +72,19 @@ enum DocumentLocator {
             total += Int64(n)
         }
         return (total, Array(hasher.finalize()))
+    }
+}
+
+extension ContinuedDocument {
+    /// The local API's view of a reference and where it is here.
+    init(_ reference: DocumentReference, _ local: DocumentLocator.LocalState) {
+        let (state, path, reason): (String, String?, String?) = switch local {
+        case .same(let p): ("same", p, nil)
+        case .differs(let p): ("differs", p, nil)
+        case .missing(let p): ("missing", p, nil)
+        case .unmapped(let why): ("unmapped", nil, why)
+        }
+        self.init(path: reference.path, size: reference.size, sha256: reference.sha256.hexString, state: state, localPath: path, reason: reason,
+                  root: reference.root.map { ($0.kind, $0.id) })
     }
 }

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffPeerProtocol
 
 /// Which offered activity `continue` takes, whether the payload that came back is usable,
 /// and what a failed fetch means to the local API (PeerProtocol.md §11.2): pure.
@@ -46,13 +47,15 @@ enum OfferChoice {
         return nil
     }
 
-    /// A fetch that failed, as the local API reports it (codes use underscores there).
-    static func failure(code: String, message: String) -> HandoffError {
+    /// A fetch that failed (a peer's code, or `timeout` or `peer-gone` from the link), as
+    /// the local API reports it.
+    static func failure(code wire: String, message: String) -> HandoffError {
+        let code = PeerErrorCode.local(wire)
         let kind: HandoffError.Kind = switch code {
         case "timeout": .peerTimedOut
-        case "expired", "not-offered": .gone
+        case "expired", "not_offered": .gone
         default: .peerFailed
         }
-        return HandoffError(kind, code: String(code.map { $0 == "-" ? "_" : $0 }), message: message)
+        return HandoffError(kind, code: code, message: message)
     }
 }

@@ -103,7 +103,7 @@ extension PeerService {
 
     // MARK: - The control API's side
 
-    func devicesJSON() -> JSONValue {
+    func accountDevices() -> AccountDevices {
         let (members, removed) = account.membership
         func name(_ id: DeviceID) -> String {
             id == identity.deviceID ? deviceName : (trust.entry(id)?.name.nonEmpty ?? members.first { $0.id == id }?.name ?? "")
@@ -115,11 +115,11 @@ extension PeerService {
                       introducedBy: device(m.introducedBy), introducedAt: m.introducedAt)
             },
             removed: removed.map { r in .init(id: r.id.description, name: r.name, removedBy: device(r.removedBy), removedAt: r.removedAt) }
-        ).json
+        )
     }
 
     /// Signs "`id` is not a member": every member that hears it stops trusting it.
-    func removeFromAccount(_ text: String) async throws(HandoffError) -> JSONValue {
+    func removeFromAccount(_ text: String) async throws(HandoffError) -> TrustChange {
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch { throw HandoffError.badRequest("\(error.description); `handoffctl devices` lists the IDs") }
         guard id != identity.deviceID else {
@@ -142,7 +142,7 @@ extension PeerService {
         } catch {
             throw HandoffError(.internal, code: "internal", message: "could not sign the removal: \(error)")
         }
-        return .object(["id": .string(id.description), "name": .string(member.name), "removed": .bool(true)])
+        return TrustChange(deviceID: id.description, name: member.name, removed: true)
     }
 
     func isRemoved(_ id: DeviceID) -> Bool { account.membership.removed.contains { $0.id == id } }

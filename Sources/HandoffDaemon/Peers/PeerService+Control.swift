@@ -21,7 +21,7 @@ extension PeerService {
         }
     }
 
-    func peersJSON() -> JSONValue {
+    func peers() -> [PeerInfo] {
         // Outside a pairing window only the user's own devices are listed: a stranger's
         // certificate or random advertisement name says nothing worth showing.
         let pairingOpen = pairing.isOpen(at: SystemClock.now())
@@ -39,7 +39,7 @@ extension PeerService {
         for s in services.values where pairingOpen && s.deviceID == nil && !s.isSelf && s.service.txt["pair"] != nil {
             list.append(PeerInfo(id: nil, name: s.service.txt["n"] ?? "", addresses: [s.service.address], trusted: false, connected: false, lastSeen: nil))
         }
-        return PeerInfo.listJSON(list)
+        return list
     }
 
     /// Addresses as people read them: IPv4 without its IPv6-mapped form, and link-local
@@ -50,17 +50,17 @@ extension PeerService {
         return out.sorted()
     }
 
-    func offersJSON() -> JSONValue {
+    func offers() -> [Offer] {
         let now = SystemClock.now()
         var list: [Offer] = []
         for (id, link) in links.sorted(by: { $0.key < $1.key }) {
             guard let offer = devices[id]?.offer, !(offer.expirationDate.map { $0 <= now } ?? false) else { continue }
             list.append(Offer(device: link.device, activity: offer, ageSeconds: Double(offer.updatedAt.nanoseconds(until: now)) / 1e9))
         }
-        return Offer.listJSON(list)
+        return list
     }
 
-    func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> JSONValue {
+    func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> TrustChange {
         if let address { _ = try Self.hostAndPort(address) }
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch {
@@ -78,7 +78,7 @@ extension PeerService {
         }
         if let address { addStaticPeer(address) }
         trusted(id)
-        return .object(["id": .string(id.description), "name": .string(chosen), "trusted": .bool(true)])
+        return TrustChange(deviceID: id.description, name: chosen, trusted: true)
     }
 
     /// A device became trusted: forget throttles (what was refused as untrusted may now be
@@ -93,14 +93,14 @@ extension PeerService {
         for key in Array(services.keys) { considerDialling(key) }
     }
 
-    func untrustDevice(_ text: String) async throws(HandoffError) -> JSONValue {
+    func untrustDevice(_ text: String) async throws(HandoffError) -> TrustChange {
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch { throw HandoffError(.badRequest, code: "bad_device_id", message: error.description) }
         // A member is trusted by every member: untrusting it here alone would not last.
         if id != identity.deviceID, account.membership.members.contains(where: { $0.id == id }) {
-            var result = try await removeFromAccount(text)
-            if case .object(var o) = result { o["trusted"] = .bool(false); result = .object(o) }
-            return result
+            var change = try await removeFromAccount(text)
+            change.trusted = false
+            return change
         }
         let was: Bool
         do { was = try trust.untrust(id) } catch {
@@ -109,12 +109,12 @@ extension PeerService {
         }
         guard was else { throw HandoffError(.notFound, code: "not_trusted", message: "\(id) was not trusted") }
         links[id]?.close()
-        return .object(["id": .string(id.description), "trusted": .bool(false)])
+        return TrustChange(deviceID: id.description, trusted: false)
     }
 
     /// Picks an offered activity, fetches its fresh payload from the origin, checks it,
     /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
-    func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(HandoffError) -> JSONValue {
+    func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(HandoffError) -> ContinuedActivity {
         let now = SystemClock.now()
         let candidates = links.compactMap { deviceID, link in
             devices[deviceID]?.offer.map { OfferChoice.Candidate(peer: link, offer: $0, matchesFrom: from.map { matches(device: link, $0) } ?? true) }
@@ -149,7 +149,7 @@ extension PeerService {
             await registry.broadcast(.continued(record, device: link.device))
             // The payload is taken whatever the launch does: its outcome rides along.
             let outcome = launch ? await agent.launch(record, from: link.device) : nil
-            return ContinuedActivity(record: record, device: link.device, launch: outcome).json
+            return ContinuedActivity(record: record, device: link.device, launch: outcome)
         }
     }
 
@@ -160,8 +160,8 @@ extension PeerService {
     }
 
     /// An activity continued here lately, as `POST /v1/continue` returned it.
-    func continuedActivity(_ ref: String) throws(HandoffError) -> JSONValue {
-        Self.json(try continuedEntry(ref))
+    func continuedActivity(_ ref: String) throws(HandoffError) -> ContinuedActivity {
+        Self.continued(try continuedEntry(ref))
     }
 
     func continuedRecord(_ ref: String) throws(HandoffError) -> ActivityRecord {
@@ -179,15 +179,15 @@ extension PeerService {
         return e
     }
 
-    func continuedActivitiesJSON() -> JSONValue {
-        .object(["continued": .array(continued.all(at: SystemClock.now()).map(Self.json))])
+    func continuedActivities() -> [ContinuedActivity] {
+        continued.all(at: SystemClock.now()).map(Self.continued)
     }
 
-    private static func json(_ e: ContinuedActivities.Entry) -> JSONValue {
-        ContinuedActivity(record: e.record, device: e.device, continuedAt: e.at).json
+    private static func continued(_ e: ContinuedActivities.Entry) -> ContinuedActivity {
+        ContinuedActivity(record: e.record, device: e.device, continuedAt: e.at)
     }
 
-    private func fail(_ type: String?, _ error: HandoffError) async throws(HandoffError) -> JSONValue {
+    private func fail(_ type: String?, _ error: HandoffError) async throws(HandoffError) -> ContinuedActivity {
         await registry.broadcast(.didFailToContinue(activityType: type, code: error.code, message: error.message))
         throw error
     }

@@ -170,7 +170,7 @@ extension PeerService {
         counted = true
         let source: StreamSource
         do { source = try await registry.streamSource(for: id, document: document) } catch {
-            return await refuse(StreamFailure(wire: error.code, error.message))
+            return await refuse(StreamFailure(error))
         }
         switch source {
         case .file(let path), .document(let path):

@@ -95,8 +95,8 @@ enum PeerSession {
         }
     }
 
-    /// A failed snapshot for a peer's fetch, in the wire's terms (codes use hyphens).
+    /// A failed snapshot for a peer's fetch, in the wire's terms.
     static func fetchFailure(_ e: HandoffError) -> PeerMessage.FetchResult {
-        .failure(code: String(e.code.map { $0 == "_" ? "-" : $0 }), message: e.message)
+        .failure(code: PeerErrorCode.wire(e.code), message: e.message)
     }
 }

@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffControlAPI
 import Logging
 
 #if canImport(Glibc)
@@ -49,20 +50,19 @@ public actor RestorationStore {
     }
 
     /// What a launching app gets: the state, or nothing and why.
-    func restore(app: String, version: String, acceptOlder: Bool, session: String?, at now: Timestamp) throws(HandoffError) -> JSONValue {
-        guard var record = records[app] else { return .object(["state": .null, "reason": .string("none_saved")]) }
+    func restore(app: String, version: String, acceptOlder: Bool, session: String?, at now: Timestamp) throws(HandoffError) -> RestoredState {
+        guard var record = records[app] else { return RestoredState(state: nil, reason: "none_saved") }
         switch record.restore(version: version, acceptOlder: acceptOlder, session: session, at: now) {
         case .discard(let reason):
             logger.info("restoration state discarded", metadata: ["app": "\(app)", "reason": "\(reason)", "saved-version": "\(record.version)"])
             remove(app)
-            return .object(["state": .null, "reason": .string(reason), "savedVersion": .string(record.version)])
+            return RestoredState(state: nil, reason: reason, savedVersion: record.version)
         case .state(let older):
             // The launch's bookkeeping is not worth refusing the state for: on a full disk
             // it lives in memory only (a crash loop across a restart goes unnoticed).
             writeKeepingGoing(app, record)
             records[app] = record
-            return .object(["state": .object(record.entries), "savedVersion": .string(record.version),
-                            "savedAt": .string(record.savedAt.rfc3339), "older": .bool(older)])
+            return RestoredState(state: record.entries, savedVersion: record.version, savedAt: record.savedAt, older: older)
         }
     }
 
@@ -80,13 +80,12 @@ public actor RestorationStore {
         return true
     }
 
-    func list() -> JSONValue {
-        .object(["apps": .array(records.keys.sorted().map { app in
+    func list() -> [SavedState] {
+        records.keys.sorted().map { app in
             let r = records[app]!
-            return .object(["app": .string(app), "version": .string(r.version), "savedAt": .string(r.savedAt.rfc3339),
-                            "paths": .integer(Int64(r.entries.count)), "failedLaunches": .integer(Int64(r.failedLaunches)),
-                            "continueWith": r.continueWith.map { .string($0.rawValue) } ?? .null])
-        })])
+            return SavedState(app: app, version: r.version, savedAt: r.savedAt, paths: r.entries.count,
+                              failedLaunches: r.failedLaunches, continueWith: r.continueWith?.rawValue)
+        }
     }
 
     /// A session ended: a launch it was making failed.

@@ -25,7 +25,7 @@ extension NIOAsyncChannel.Configuration where Inbound == StreamFrame {
     static var stream: Self { .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)) }
 }
 
-/// Why a stream failed, in the local API's terms (codes with underscores).
+/// Why a stream failed, in the local API's terms (`PeerErrorCode`).
 struct StreamFailure: Error, Sendable, Equatable {
     var code: String
     var message: String
@@ -37,10 +37,10 @@ struct StreamFailure: Error, Sendable, Equatable {
 
     init(_ e: HandoffError) { self.init(e.code, e.message) }
 
-    /// From a peer's wire code (hyphens).
-    init(wire code: String, _ message: String) { self.init(String(code.map { $0 == "-" ? "_" : $0 }), message) }
+    /// From a peer's code.
+    init(wire code: String, _ message: String) { self.init(PeerErrorCode.local(code), message) }
 
-    var wireCode: String { String(code.map { $0 == "_" ? "-" : $0 }) }
+    var wireCode: String { PeerErrorCode.wire(code) }
 
     var frame: StreamFrame { .error(code: code, message: message) }
     var peerFrame: PeerMessage { .stream(.error(code: wireCode, message: message)) }

@@ -39,7 +39,7 @@ enum StreamRequest: Sendable, Equatable {
         } else if segments.count == 4, segments[0] == "v1", segments[1] == "streams", segments[3] == "accept",
                   StreamRequest.isStreamID(segments[2]) {
             var length: Int64?
-            if let text = head.headers.first(name: ControlPaths.streamLengthHeader) {
+            if let text = head.headers.first(name: ControlEndpoint.streamLengthHeader) {
                 guard let n = Int64(text), n >= 0 else { return nil }
                 length = n
             }
@@ -70,7 +70,7 @@ enum StreamRequest: Sendable, Equatable {
 struct StreamUpgrader: NIOTypedHTTPServerProtocolUpgrader {
     typealias UpgradeResult = ControlConnectionKind
 
-    let supportedProtocol = ControlPaths.streamProtocol
+    let supportedProtocol = ControlEndpoint.streamProtocol
     let requiredUpgradeHeaders: [String] = []
     let maximumFrameBytes: Int
 
@@ -117,7 +117,7 @@ final class UpgradeRequestFilter: ChannelInboundHandler, RemovableChannelHandler
             return
         }
         if let asked = head.headers.first(name: "Upgrade"),
-           !(asked.lowercased() == ControlPaths.streamProtocol && StreamRequest(head: head) != nil) {
+           !(asked.lowercased() == ControlEndpoint.streamProtocol && StreamRequest(head: head) != nil) {
             head.headers.remove(name: "Upgrade")
             head.headers.replaceOrAdd(name: UpgradeRequestFilter.refusedHeader, value: asked)
             let connection = head.headers[canonicalForm: "Connection"].filter { $0.lowercased() != "upgrade" }

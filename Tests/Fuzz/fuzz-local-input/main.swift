@@ -1,6 +1,7 @@
 @testable import HandoffDaemon
 import FuzzSupport
 import HandoffCore
+import HandoffControlAPI
 import HandoffDesktop
 import NIOHTTP1
 #if canImport(Glibc)
@@ -24,11 +25,18 @@ public func fuzzLocalInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let parts = String(decoding: line, as: UTF8.self).split(separator: " ", maxSplits: 1)
         let method = HTTPMethod(rawValue: parts.first.map(String.init) ?? "GET")
         let path = parts.count > 1 ? String(parts[1]) : "/"
-        _ = ControlRoute.match(method: method, path: path)
+        _ = ControlEndpoint.match(method: method.rawValue, path: path)
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
         head.headers.add(name: "Content-Length", value: String(body.count))
         if let o = try? ControlRequest(head: head, body: body).jsonObject() {
-            _ = try? ActivityJSON.decodeDraft(o, extraFields: ["session", "streamFile", "document"])
+            // Every request body the router reads.
+            _ = try? BecomeCurrentRequest(body: o)
+            _ = try? TrustRequest(body: o)
+            _ = try? ContinueRequest(body: o)
+            _ = try? SaveStateRequest(body: o)
+            _ = try? RestoreStateRequest(body: o)
+            _ = try? SourcesAnswer(body: o)
+            _ = try? ConfirmPairingRequest(body: o)
         }
     case 1:
         var config = DaemonConfiguration()
