@@ -58,6 +58,8 @@ extension WorkstationTests {
             // Removal is final: trusting c again by ID is refused, and c cannot get back in.
             let again = try await net.ctl("b", "trust", idC)
             #expect(again.status == 1 && again.stderr.contains("removal is final"), "\(again)")
+            // A negative check: c may still try a and b (a trusted peer's backoff starts at
+            // 0.5 s and doubles), so 3 s spans several of its tries; none may get it back in.
             try await Task.sleep(nanoseconds: 3_000_000_000)
             #expect(try await !net.isConnected("b", to: idC))
             #expect(try await !net.isConnected("a", to: idC))

@@ -41,8 +41,19 @@ extension WorkstationTests {
                 #expect(!line.contains("ws-a") && !line.contains("ws-b"), "no device name in mDNS: \(line)")
                 #expect(!line.contains(idA.prefix(7)) && !line.contains(idB.prefix(7)), "no device ID in mDNS: \(line)")
             }
-            // Strangers are neither dialled nor listed.
-            try await Task.sleep(nanoseconds: 1_000_000_000)
+            // Strangers are neither dialled nor listed: once each handoffd has found the
+            // other's instance (its debug log says so), it has decided whether to dial it.
+            let a4 = try await net.address("a"), a6 = try await net.address6("a")
+            let b4 = try await net.address("b"), b6 = try await net.address6("b")
+            let addresses = ["a": [a4, a6], "b": [b4, b6]]
+            for (host, other) in [("a", "b"), ("b", "a")] {
+                try await eventually(20, "\(host)'s handoffd to find \(other)'s instance") {
+                    let log = (try? String(contentsOfFile: net.logPath(host), encoding: .utf8)) ?? ""
+                    return log.split(separator: "\n").contains { line in
+                        line.contains(">found ") && addresses[other]!.contains { !$0.isEmpty && line.contains($0) }
+                    }
+                }
+            }
             #expect(try await !net.ctl("a", "peers", "--json").stdout.contains(idB))
             #expect(try await net.ctl("b", "list").stdout.contains("nothing offered"))
             // Trust exchange.
@@ -257,6 +268,8 @@ extension WorkstationTests {
             #expect(untrust.status == 0, "\(untrust)")
             try await eventually(10, "b to lose a") { try await !net.isConnected("b", to: idA) }
             _ = try await net.ctl("a", "become-current", "--type", "org.example.after.untrust")
+            // A negative check: the offer must never reach b. b redials a lost peer at once,
+            // and a link would bring the offer within milliseconds: 1.5 s of nothing shows it.
             try await Task.sleep(nanoseconds: 1_500_000_000)
             #expect(try await net.ctl("b", "list").stdout.contains("nothing offered"))
             let again = try await net.ctl("a", "untrust", idB)
@@ -373,15 +386,21 @@ extension WorkstationTests {
             let watchLog = net.directory + "/watch.log"
             let watcher = try await net.spawn("b", log: watchLog, [try TestEnvironment.binary("handoffctl"), "watch", "--json"])
             defer { net.stop(watcher, SIGKILL) }
+            try await eventually(10, "the watcher's session to be open") {
+                try await net.ctl("b", "status", "--json").stdout.contains("\"sessions\": 1")
+            }
             try await net.pair("a", "b")
-            // Both may dial at once when trust is exchanged; let the duplicate be settled.
-            try await Task.sleep(nanoseconds: 1_000_000_000)
             func linkEvents() throws -> Int {
                 let text = try String(contentsOfFile: watchLog, encoding: .utf8)
                 return text.components(separatedBy: "\"peer-connected\"").count + text.components(separatedBy: "\"peer-disconnected\"").count
             }
+            // The watcher is another process: the link's event lands a moment after pair returns.
+            try await eventually(10, "the watcher to see the link") {
+                ((try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? "").contains("\"peer-connected\"")
+            }
             let settled = try linkEvents()
-            // Well past the deadline, the authenticated link is still the same one.
+            // Well past the deadline, the authenticated link is still the same one. Time is
+            // what is tested: 4 s is more than twice the 1.5 s handshake deadline under test.
             try await Task.sleep(nanoseconds: 4_000_000_000)
             let idA = try await net.deviceID("a")
             #expect(try await net.isConnected("b", to: idA))

@@ -187,18 +187,24 @@ import Testing
         p.executableURL = URL(fileURLWithPath: try TestEnvironment.binary("handoffctl"))
         p.arguments = ["watch", "--json"]
         p.environment = daemon.environment
-        let out = Pipe()
-        p.standardOutput = out
+        // Into a file, which the test can read while watch runs (it writes each line at once).
+        let outPath = daemon.directory + "/watch.out"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        // A handle that never closes itself, as in DaemonProcess.start: Process closes it.
+        let fd = open(outPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { throw TestFailure("cannot open \(outPath)") }
+        p.standardOutput = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        func printed() -> String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
         let client = HandoffClient(socketPath: daemon.socketPath)
         try await eventually("watch to open its session") { try await client.status().sessions == 1 }
         _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.watched"))
         _ = try await client.invalidate()
-        try await Task.sleep(nanoseconds: 300_000_000)
+        try await eventually("watch to print the invalidated event") { printed().contains("\"invalidated\"") }
         kill(p.processIdentifier, SIGINT)
         await p.exit()
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let lines = printed().split(separator: "\n")
         let names = try lines.map { try ControlEvent(json: try JSONValue(parsing: String($0))).name }
         #expect(names == ["session", "became-current", "invalidated"])
     }

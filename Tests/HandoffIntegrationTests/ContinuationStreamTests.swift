@@ -232,12 +232,17 @@ extension WorkstationTests {
             ])
             defer { net.stop(owner, SIGKILL) }
             try await waitForOffer(net, "org.example.live")
+            // Streams b's handoffd has opened towards its app (it logs each once the origin accepted).
+            func openedAtB() -> Int {
+                ((try? String(contentsOfFile: net.logPath("b"), encoding: .utf8)) ?? "").split(separator: "\n")
+                    .filter { $0.contains("continuation stream opened") && $0.contains("side=continuing") }.count
+            }
             let log1 = net.directory + "/continue1.log"
             let reader = try await net.spawn("b", log: log1, [try TestEnvironment.binary("handoffctl"), "continue", "--stream-to", "/dev/null"])
             try await eventually(10, "the stream to start") {
                 ((try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? "").contains("stream requested by ws-b")
             }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            try await eventually(10, "the stream to be open end to end") { openedAtB() >= 1 }
             // The origin app dies: the continuing side hears the stream was cut.
             net.stop(owner, SIGKILL)
             let status1 = try await net.wait(reader, timeout: 5)
@@ -259,7 +264,7 @@ extension WorkstationTests {
             try await eventually(10, "the second stream to start") {
                 ((try? String(contentsOfFile: net.directory + "/owner2.log", encoding: .utf8)) ?? "").contains("stream requested by ws-b")
             }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            try await eventually(10, "the second stream to be open end to end") { openedAtB() >= 2 }
             await net.kill("a")
             let status2 = try await net.wait(reader2, timeout: 5)
             #expect(status2 != nil && status2 != 0, "continue must fail within 5 s, got \(String(describing: status2))")
@@ -289,6 +294,8 @@ extension WorkstationTests {
                 try String(contentsOfFile: net.logPath("a"), encoding: .utf8).contains("continuation stream opened")
             }
             var peak = before
+            // Time is the measure here: resident memory sampled over 4 s at the reader's pace
+            // (about 32 MB through), long enough for an unbounded buffer to show.
             for _ in 0..<16 {
                 try await Task.sleep(nanoseconds: 250_000_000)
                 peak = (max(peak.0, NetnsRun.residentBytes(pidA)), max(peak.1, NetnsRun.residentBytes(pidB)))

@@ -279,6 +279,9 @@ extension WorkstationTests {
             #expect(shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(shown)")
             // Updates of the same activity are quiet: no second notification.
             _ = try await net.ctl("a", "update", "--title", "Grocery run (Saturday)")
+            try await eventually(10, "the update to reach b") { try await net.ctl("b", "list").stdout.contains("Grocery run (Saturday)") }
+            // A negative check: b's agent has the update on its way now, and must not notify;
+            // a notification takes it milliseconds, so 1.5 s without one shows it stayed quiet.
             try await Task.sleep(nanoseconds: 1_500_000_000)
             let notifies = try String(contentsOfFile: monitorLog, encoding: .utf8).components(separatedBy: "member=Notify").count - 1
             #expect(notifies == 1, "\(notifies) Notify calls")

@@ -20,7 +20,9 @@ import Testing
         let short = try await client.becomeCurrent(expiring)
         _ = try await client.becomeCurrent(existing: made.activity.id.rawValue)
         await daemon.crash()
-        try await Task.sleep(nanoseconds: 1_000_000_000)  // let `short` expire while the daemon is down
+        // `short` expires while the daemon is down: wait until its expiration date has passed.
+        let expiry = expiring.expirationDate!
+        try await eventually("`short` to expire while the daemon is down") { SystemClock.now() >= expiry }
         try await daemon.start()
         let back = try #require(try await client.current())
         #expect(back.activity == made.activity)
@@ -112,7 +114,11 @@ import Testing
                 var st: Int32 = 0
                 waitpid(flooder, &st, 0)
             }
-            try await Task.sleep(nanoseconds: 1_000_000_000)
+            // The churn is under way: handoffd has refused a first round of the 40 workers'
+            // handshakes (each ends a connection in its debug log).
+            try await eventually(20, "handoffd to work through the flood's handshakes (round \(round))") {
+                daemon.log().components(separatedBy: "peer connection ended").count - 1 >= 40
+            }
             let status = await daemon.stop()
             #expect(status == 0, "round \(round): handoffd exited with \(status):\n\(daemon.log().suffix(3000))")
             #expect(!daemon.log().contains("crashed"), "round \(round):\n\(daemon.log().suffix(3000))")

@@ -74,6 +74,8 @@ struct DesktopSourcesTests {
             let conf = (try? String(contentsOfFile: desk.configHome + "/handoff/handoff-session.conf", encoding: .utf8)) ?? ""
             #expect(conf.contains("media = no"), "\(conf)")
             _ = try await desk.run(["playerctl", "-p", "mpv", "position", "30"])
+            // A negative check: the seek must offer nothing. A source still following mpv
+            // would offer within milliseconds of its signals; 1.5 s of nothing shows it does not.
             try await Task.sleep(nanoseconds: 1_500_000_000)
             #expect(try await !current().contains("handoff.media"), "a source turned off offers nothing")
 
@@ -82,7 +84,8 @@ struct DesktopSourcesTests {
             let mineID = try json(mine.stdout)["id"] as? String ?? ""
             let on = try await net.ctl("a", "sources", "on", "media")
             #expect(on.status == 0 && on.stdout.contains("an app's own activity is current"), "\(on)")
-            try await Task.sleep(nanoseconds: 1_500_000_000)
+            // The agent answers only after it has brought the sources in line (starting media
+            // and deciding whether to offer what plays): its answer is the fact to check after.
             #expect(try await current().contains("org.example.notes.edit"), "the app's activity stays current")
             // ...and when it ends, what plays is offered again.
             #expect(try await net.ctl("a", "invalidate", mineID).status == 0)

@@ -37,7 +37,10 @@ extension WorkstationTests {
             // 1. The continuing app is killed: its handoffd is still there and says so.
             let reader = try await net.spawn("b", log: net.directory + "/reader1.log", [ctl, "continue", "--stream-to", "/dev/null"])
             try await eventually(10, "the first stream to start") { count("stream requested by ws-b", in: ownerLog) == 1 }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            // Mid-flight: b's handoffd has the stream open towards its app (its log says so).
+            try await eventually(10, "the first stream to be open end to end") {
+                count("continuation stream opened", in: net.logPath("b")) >= 1
+            }
             net.stop(reader, SIGKILL)
             try await eventually(5, "the origin app to hear that the continuing app went") {
                 count("stream to ws-b failed", in: ownerLog) == 1
@@ -47,7 +50,9 @@ extension WorkstationTests {
             let reader2 = try await net.spawn("b", log: net.directory + "/reader2.log", [ctl, "continue", "--stream-to", "/dev/null"])
             defer { net.stop(reader2, SIGKILL) }
             try await eventually(10, "the second stream to start") { count("stream requested by ws-b", in: ownerLog) == 2 }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            try await eventually(10, "the second stream to be open end to end") {
+                count("continuation stream opened", in: net.logPath("b")) >= 2
+            }
             await net.kill("b")
             try await eventually(5, "the origin app to hear that the continuing workstation went") {
                 count("stream to ws-b failed", in: ownerLog) == 2

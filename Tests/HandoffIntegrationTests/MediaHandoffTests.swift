@@ -62,14 +62,23 @@ struct MediaHandoffTests {
             try await eventually(15, "a's playback to be the current activity") {
                 try await net.ctl("a", "current").stdout.contains("handoff.media")
             }
+            // a's agent learns of the seek from mpv's Seeked signal: watch a's bus for it.
+            let seekLog = a.root + "/seeked.log"
+            let monitor = try await net.spawn("a", log: seekLog, ["dbus-monitor", "--address", a.busAddress,
+                                                                  "interface='org.mpris.MediaPlayer2.Player',member='Seeked'"])
+            defer { net.stop(monitor, SIGTERM) }
+            func monitored() -> String { (try? String(contentsOfFile: seekLog, encoding: .utf8)) ?? "" }
+            // dbus-monitor gives up its name once it monitors: from then on it sees every Seeked.
+            try await eventually(10, "dbus-monitor to monitor") { monitored().contains("member=NameLost") }
             _ = try await playerctl(a, "position", "42")
-            try await Task.sleep(nanoseconds: 1_000_000_000)
+            // The bus has sent the signal to every listener, a's agent too.
+            try await eventually(10, "mpv to announce the seek") { monitored().contains("member=Seeked") }
             try await eventually(10, "the offer to reach b") { try await net.ctl("b", "list").stdout.contains("handoff.media") }
             let r = try await net.ctl("b", "continue")
             #expect(r.status == 0, "\(r)\n\(b.log)")
             #expect(r.stdout.contains("opened in mpv") && r.stdout.contains("playing from 0:4"), "\(r)")
             #expect(r.stdout.contains(synced ? "your own copy in the synced folder" : "a copy fetched from ws-a"), "\(r)")
-            // b plays b's own copy, from where a was (42 s plus the second since, ± 2 s).
+            // b plays b's own copy, from where a was (42 s plus the moments since, ± 2.5 s).
             do {
                 try await eventually(10, "b's mpv to play") { try await playerctl(b, "status") == "Playing" }
             } catch {
@@ -85,7 +94,9 @@ struct MediaHandoffTests {
                 // a paused, as someone moving rooms expects.
                 try await eventually(10, "a's mpv to pause") { try await playerctl(a, "status") == "Paused" }
             } else {
-                // Told not to: a plays on.
+                // Told not to: a plays on. A negative check: a's agent would pause mpv as soon
+                // as was-continued reached it, about when b's mpv starts; 2 s more of playing
+                // shows it did not.
                 try await Task.sleep(nanoseconds: 2_000_000_000)
                 #expect(try await playerctl(a, "status") == "Playing")
             }
@@ -110,7 +121,9 @@ extension WorkstationTests {
             // handoffd restarts: the agent waits, reconnects and takes the role again (a sleep
             // on libdispatch's executor would leave its monitor thread ticking for ever).
             await net.kill("a")
-            try await Task.sleep(nanoseconds: 1_500_000_000)
+            // The agent has noticed, and has tried again once after its first wait: it is in
+            // its second wait (2 s) now.
+            try await eventually(10, "the agent to wait to reconnect") { desk.log.contains("trying again in 2 s") }
             try await net.startDaemon("a")
             try await eventually(30, "the agent to take the launcher role again") {
                 try await net.ctl("a", "status", "--json").stdout.contains("\"launcher\": true")
@@ -127,8 +140,11 @@ extension WorkstationTests {
                 }
                 return out
             }
-            try await Task.sleep(nanoseconds: 3_000_000_000)  // settle after start-up
+            // Start-up is over once the agent answers from its event loop (it reaches the
+            // loop only after its start-up work): `sources` goes through it.
+            try await eventually(10, "the agent to answer from its event loop") { try await net.ctl("a", "sources").status == 0 }
             let before = switches()
+            // Time is what is tested: the wake-ups of an idle agent in 10 s.
             try await Task.sleep(nanoseconds: 10_000_000_000)
             let after = switches()
             let woke = after.reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }

@@ -71,6 +71,14 @@ extension WorkstationTests {
             try await eventually(40, "a to fail five times (next try in 16 s)") { failures() >= 5 }
             let failed = failures()
             try await net.startDaemon("b", ["--peer-port", "7443", "--no-discovery"])
+            // b's log goes on from its first run too: its second listener.
+            try await eventually(10, "b's peer listener to be ready again") {
+                ((try? String(contentsOfFile: net.logPath("b"), encoding: .utf8)) ?? "")
+                    .components(separatedBy: "peer listener ready").count - 1 >= 2
+            }
+            // A negative check: b can be dialled now, and nothing may link them before a's
+            // network changes (a's next try is 16 s away); a dial at b's start would link
+            // well within 0.5 s.
             try await Task.sleep(nanoseconds: 500_000_000)
             #expect(try await !net.isConnected("a", to: idB), "a is still waiting out its backoff")
             let addressA = try await net.address("a")

@@ -81,15 +81,18 @@ extension WorkstationTests {
             try await net.pairByCode("a", "b")
             let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
             try await eventually(20, "a and b to link") { try await net.isConnected("b", to: idA) }
-            let addressA = try await net.address("a"), addressC = try await net.address("c")
+            let addressA = try await net.address("a"), addressB = try await net.address("b"), addressC = try await net.address("c")
             let addressC6 = try await net.address6("c")
-            // While pairing, the advertisement names the device on purpose; wait until that
-            // TXT is withdrawn (and its goodbye sent) before the stranger starts listening.
-            try await eventually(15, "a's pairing advertisement to end") {
-                let seen = try await self.seen(net, from: "c", address: addressA)
-                return !seen.isEmpty && !seen.contains { $0.txt.contains("n=") }
+            // While pairing, the advertisements name the devices on purpose; wait until c has
+            // heard both withdrawn (what replaced them, or their goodbye, reached it) before
+            // the stranger starts listening.
+            try await eventually(30, "a's and b's pairing advertisements to end") {
+                for address in [addressA, addressB] {
+                    let seen = try await self.seen(net, from: "c", address: address)
+                    if seen.isEmpty || seen.contains(where: { $0.txt.contains("n=") }) { return false }
+                }
+                return true
             }
-            try await Task.sleep(nanoseconds: 2_000_000_000)
 
             let pcap = net.directory + "/c.pcap"
             let tshark = try await net.captureMDNS(on: "c", seconds: 25, to: pcap)

@@ -33,20 +33,26 @@ struct RecentDocumentsTests {
             }
             // An app on a opens the file, and GLib records it (as GTK apps do).
             let record = """
-                import sys, time
+                import os, sys
                 import gi
                 gi.require_version("Gtk", "3.0")
                 from gi.repository import Gtk, GLib
                 data = Gtk.RecentData()
                 data.mime_type, data.app_name, data.app_exec = "text/plain", "org.example.Editor", "editor %u"
                 assert Gtk.RecentManager.get_default().add_full(GLib.filename_to_uri(sys.argv[1], None), data)
-                # GTK writes the file from its main loop, a moment later.
-                end = time.time() + 2
-                while time.time() < end:
-                    GLib.MainContext.default().iteration(False)
-                    time.sleep(0.05)
+                # GTK writes the file from its main loop, a moment later: run the loop (it
+                # blocks until GTK's write timer fires) until the list holds the document.
+                xbel = os.path.join(GLib.get_user_data_dir(), "recently-used.xbel")
+                def written():
+                    try:
+                        with open(xbel) as f: return os.path.basename(sys.argv[1]) in f.read()
+                    except OSError:
+                        return False
+                while not written():
+                    GLib.MainContext.default().iteration(True)
                 """
-            let wrote = try await a.run(["/usr/bin/python3", "-c", record, sync["a"]! + "/plans/q4.txt"])
+            // Bounded: a loop that never sees the file written ends with timeout's status.
+            let wrote = try await a.run(["timeout", "20", "/usr/bin/python3", "-c", record, sync["a"]! + "/plans/q4.txt"])
             #expect(wrote.status == 0, "\(wrote)")
             try await eventually(15, "the recent document to be a's current activity") {
                 try await net.ctl("a", "current").stdout.contains("handoff.open-document")

@@ -41,9 +41,15 @@ import Testing
         }
         let owned = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.crashy"), session: token)
         #expect(try await client.current()?.activity.id == owned.activity.id)
-        // Every event for it is written before it dies: nothing more will be written to
-        // its connection, so only the end of the connection itself can tell handoffd.
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Every event for it is written before it dies (its became-current has arrived):
+        // nothing more will be written to its connection, so only the end of the
+        // connection itself can tell handoffd.
+        var received = ""
+        try await eventually("the app to receive its became-current event") {
+            let (data, _) = await app.readUntilClosed(timeout: 0.2)
+            received += String(decoding: data, as: UTF8.self)
+            return received.contains("\"became-current\"")
+        }
         app.close()
         do {
             try await eventually("the crashed app's activity to be invalidated") {

@@ -217,7 +217,7 @@ struct StateFaultTests {
         await daemon.stop()
         await unmount(daemon.stateDirectory)
         fs.process.terminate()
-        for _ in 0..<50 where fs.process.isRunning { try? await Task.sleep(for: .milliseconds(100)) }
+        try? await eventually(timeout: 5, "slowfs to end") { !fs.process.isRunning }
         if fs.process.isRunning { kill(fs.process.processIdentifier, SIGKILL) }
         if let failure { throw failure }
     }

@@ -15,8 +15,13 @@ extension WorkstationTests {
                 let farAddress = try await farNet.address("far")
                 try await farNet.startDaemon("far", ["--peer-port", "7443"])
                 try await net.startDaemon("a", ["--peer", "\(farAddress):7443"])
-                // No multicast crosses the router: far is not discovered.
-                try await Task.sleep(nanoseconds: 2_000_000_000)
+                // No multicast crosses the router: far is not discovered. Both advertise (each
+                // logged it once avahi-daemon announced its service): far's announcements are out.
+                for (run, host) in [(farNet, "far"), (net, "a")] {
+                    try await eventually(20, "\(host) to advertise") {
+                        ((try? String(contentsOfFile: run.logPath(host), encoding: .utf8)) ?? "").contains(">advertised ")
+                    }
+                }
                 #expect(try await !net.ctl("a", "peers").stdout.contains("ws-far"), "mDNS must not cross the router")
                 // Pairing by address, across the router.
                 let ctl = try TestEnvironment.binary("handoffctl")

@@ -66,6 +66,9 @@ import Testing
         async let s1 = client.snapshot(a.activity.id.rawValue)
         async let s2 = client.snapshot(a.activity.id.rawValue)
         _ = try await ownerEvents.waitFor("will-save") { $0.name == "will-save" }
+        // No fact to wait on: handoffd shows nothing when a snapshot joins a pending save.
+        // 100 ms lets the second request reach it before the owner answers (if it came
+        // after, it is served fresh without a will-save, and the test passes all the same).
         try await Task.sleep(nanoseconds: 100_000_000)
         var u = ActivityUpdate()
         u.userInfo = ["fresh": .boolean(true)]

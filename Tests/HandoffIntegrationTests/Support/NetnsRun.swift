@@ -175,9 +175,10 @@ final class NetnsRun: @unchecked Sendable {
         try await eventually(20, "\(x) and \(y) to connect") {
             try await self.isConnected(x, to: iy)
         }
-        // Both may have dialled at once; give the duplicate a moment to be dropped.
-        try await Task.sleep(nanoseconds: 500_000_000)
-        try await eventually(20, "\(x) and \(y) to stay connected") {
+        // Both may have dialled at once: the duplicate is dropped (or replaces the first
+        // link) without either side listing the other as disconnected, so connected on
+        // both sides is the fact to wait for.
+        try await eventually(20, "\(x) and \(y) to list each other as connected") {
             let xy = try await self.isConnected(x, to: iy)
             let yx = try await self.isConnected(y, to: ix)
             return xy && yx
