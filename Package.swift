@@ -142,7 +142,7 @@ let package = Package(
             dependencies: [
                 "HandoffDaemon", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             // `--static-swift-stdlib` links with -export-dynamic: every symbol of the
             // executable (32,000) goes into its dynamic symbol table. Nothing looks them up,

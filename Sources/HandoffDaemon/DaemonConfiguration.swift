@@ -74,7 +74,7 @@ public struct DaemonConfiguration: Sendable {
         }
     }
 
-    public struct FileError: Error, CustomStringConvertible {
+    public struct FileError: Error, Sendable, CustomStringConvertible {
         public let description: String
         public init(description: String) { self.description = description }
     }
@@ -89,76 +89,16 @@ public struct DaemonConfiguration: Sendable {
             }
             let key = line[..<eq].trimmingCharacters()
             let value = line[line.index(after: eq)...].trimmingCharacters()
-            do { try set(key, value) } catch let e as FileError {
-                throw FileError(description: "\(path):\(n + 1): \(e.description)")
+            do { try set(key, value) } catch {
+                throw FileError(description: "\(path):\(n + 1): \(error.description)")
             }
         }
     }
 
-    public mutating func set(_ key: String, _ value: String) throws {
-        func int(_ v: String) throws -> Int {
-            guard let i = Int(v), i > 0 else { throw FileError(description: "\(key) must be a positive whole number, not \"\(v)\"") }
-            return i
-        }
-        switch key {
-        case "name": deviceName = value
-        case "state-dir": stateDirectory = value
-        case "socket": socketPath = value
-        case "log-level":
-            guard let l = Logger.Level(rawValue: value) else {
-                throw FileError(description: "log-level must be one of trace, debug, info, notice, warning, error, critical")
-            }
-            logLevel = l
-        case "max-activity-bytes": maximumActivityBytes = try int(value)
-        case "will-save-timeout-ms": willSaveTimeoutMilliseconds = Int64(try int(value))
-        case "history-days":
-            guard let n = Int64(value), (0...3650).contains(n) else { throw FileError(description: "history-days must be 0 (no history) to 3650, not \"\(value)\"") }
-            historyDays = n
-        case "history-helper-idle-seconds":
-            guard let n = Int64(value), (1...86_400).contains(n) else {
-                throw FileError(description: "history-helper-idle-seconds must be 1 to 86400, not \"\(value)\"")
-            }
-            historyHelperIdleSeconds = n
-        case "unowned-expiry-minutes":
-            guard let n = Int64(value), n >= 0 else { throw FileError(description: "unowned-expiry-minutes must be 0 (never) or a number of minutes, not \"\(value)\"") }
-            unownedExpiryMinutes = n
-        case "max-connections": maximumConnections = try int(value)
-        case "request-timeout-ms": requestTimeoutMilliseconds = Int64(try int(value))
-        case "idle-timeout-ms": idleTimeoutMilliseconds = Int64(try int(value))
-        case "peer-listen": peerListenAddress = value
-        case "peer-port":
-            guard let p = Int(value), (0...65535).contains(p) else { throw FileError(description: "peer-port must be 0 to 65535, not \"\(value)\"") }
-            peerPort = p
-        case "peer-handshake-timeout-ms": peerHandshakeTimeoutMilliseconds = Int64(try int(value))
-        case "peer-max-unauthenticated": peerMaximumUnauthenticated = try int(value)
-        case "peer-max-unauthenticated-per-address": peerMaximumUnauthenticatedPerAddress = try int(value)
-        case "stream-accept-timeout-ms": streamAcceptTimeoutMilliseconds = Int64(try int(value))
-        case "max-streams-per-peer": maximumStreamsPerPeer = try int(value)
-        case "synced-root":
-            guard let eq = value.firstIndex(of: "="), case let name = value[..<eq].trimmingCharacters(), !name.isEmpty,
-                  case let path = value[value.index(after: eq)...].trimmingCharacters(), path.hasPrefix("/") else {
-                throw FileError(description: "synced-root must be NAME=/absolute/path, not \"\(value)\"")
-            }
-            syncedRoots.append((name, path))
-        case "advertisement-rotation-seconds":
-            guard let n = Int64(value), n >= 10 else { throw FileError(description: "advertisement-rotation-seconds must be 10 or more") }
-            advertisementRotationSeconds = n
-        case "peer":
-            guard (try? PeerService.hostAndPort(value)) != nil else {
-                throw FileError(description: "peer must be HOST:PORT (or [IPv6]:PORT), not \"\(value)\"")
-            }
-            staticPeers.append(value)
-        case "dns-sd-domain":
-            let domain = value.hasSuffix(".") ? String(value.dropLast()) : value
-            guard DaemonConfiguration.isDomainName(domain), domain.lowercased() != "local" else {
-                throw FileError(description: "dns-sd-domain must be a DNS domain such as corp.example (not local), not \"\(value)\"")
-            }
-            if !dnsSDDomains.contains(domain) { dnsSDDomains.append(domain) }
-        case "discovery":
-            guard value == "yes" || value == "no" else { throw FileError(description: "discovery must be yes or no") }
-            discovery = value == "yes"
-        default: throw FileError(description: "unknown setting \"\(key)\"")
-        }
+    /// One setting (`DaemonOption`), from the config file or a flag.
+    public mutating func set(_ key: String, _ value: String) throws(FileError) {
+        guard let option = DaemonOption.named(key) else { throw FileError(description: "unknown setting \"\(key)\"") }
+        try option.apply(&self, value)
     }
 }
 

@@ -27,4 +27,46 @@ struct DaemonConfigurationTests {
         try c.apply(configFile: "name = desk\r\ndns-sd-domain = corp.example\r\n", path: "t")
         #expect(c.deviceName == "desk" && c.dnsSDDomains == ["corp.example"])
     }
+
+    /// One table gives the config file, the flags and --help: a setting in one is in all.
+    @Test func flagsConfigFileAndHelpComeFromOneTable() throws {
+        let names = DaemonOption.all.map(\.name)
+        #expect(Set(names).count == names.count, "no setting twice")
+        let help = DaemonCommandLine.help()
+        for o in DaemonOption.all {
+            #expect(help.contains("--\(o.name) <\(o.valueName)>") == !o.hidden, "\(o.name) in --help unless hidden")
+        }
+        let words = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")  // as wrapped for 80 columns
+        #expect(help.contains("--no-discovery") && help.contains("--config <path>") && words.contains("Open control connections at once. (default: 64)"))
+        #expect(help.split(separator: "\n").allSatisfy { $0.count <= 80 }, "lines fit 80 columns")
+        let parsed = try DaemonCommandLine.parse(["--name", "desk", "--max-connections=32", "--no-discovery", "--peer", "a.example:1", "--peer", "b.example:2",
+                                                  "--config", "/etc/h.conf", "--history-helper-idle-seconds", "5"])
+        #expect(parsed.request == .run && parsed.configFile == "/etc/h.conf")
+        var fromFlags = DaemonConfiguration()
+        for s in parsed.settings { try fromFlags.set(s.name, s.value) }
+        var fromFile = DaemonConfiguration()
+        try fromFile.apply(configFile: "name = desk\nmax-connections = 32\ndiscovery = no\npeer = a.example:1\npeer = b.example:2\nhistory-helper-idle-seconds = 5\n", path: "t")
+        for c in [fromFlags, fromFile] {
+            #expect(c.deviceName == "desk" && c.maximumConnections == 32 && !c.discovery && c.staticPeers == ["a.example:1", "b.example:2"]
+                    && c.historyHelperIdleSeconds == 5)
+        }
+    }
+
+    @Test func badCommandLinesSayWhatIsWrong() {
+        let cases: [([String], String)] = [
+            (["--colour", "red"], "unknown option --colour (handoffd --help lists them)"),
+            (["--name"], "--name needs a value"),
+            (["desk"], "unexpected argument \"desk\": handoffd takes only options (handoffd --help lists them)"),
+            (["--no-discovery=yes"], "--no-discovery takes no value"),
+        ]
+        for (arguments, message) in cases {
+            #expect(throws: DaemonCommandLine.UsageError.self, "\(arguments)") { try DaemonCommandLine.parse(arguments) }
+            do { _ = try DaemonCommandLine.parse(arguments) } catch { #expect(error.description == message) }
+        }
+        #expect((try? DaemonCommandLine.parse(["--max-connections", "0", "--help"]))?.request == .help)
+        var c = DaemonConfiguration()
+        #expect(throws: DaemonConfiguration.FileError.self) { try c.set("max-connections", "0") }
+        #expect(throws: DaemonConfiguration.FileError.self) { try c.set("history-days", "3651") }
+        #expect(throws: DaemonConfiguration.FileError.self) { try c.set("colour", "red") }
+    }
 }
