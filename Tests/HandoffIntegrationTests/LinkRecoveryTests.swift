@@ -20,16 +20,16 @@ extension WorkstationTests {
             try await net.startDaemon("b")
             try await net.pair("a", "b")
             let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
-            func bLog() -> String { (try? String(contentsOfFile: net.logPath("b"), encoding: .utf8)) ?? "" }
-            let mark = bLog().utf8.count
+            func log(_ host: String) -> String { (try? String(contentsOfFile: net.logPath(host), encoding: .utf8)) ?? "" }
+            let marks = ["a": log("a").utf8.count, "b": log("b").utf8.count]
             try await bridgePort(net, up: false)
             // 9 s of keepalive, and a moment to poll.
             try await eventually(11, "b to notice that a is gone") { try await !net.isConnected("b", to: idA) }
             try await eventually(3, "a to notice that b is gone") { try await !net.isConnected("a", to: idB) }
-            // b keeps trying meanwhile: the network comes back only after one of its dials
-            // into the outage has failed (a hold back, then a connect timeout, at most).
-            try await eventually(20, "b to fail to dial a during the outage") {
-                String(decoding: bLog().utf8.dropFirst(mark), as: UTF8.self).contains("dial failed")
+            // They keep trying meanwhile (one side dials, the other waits for it): the network
+            // comes back only after a dial into the outage has failed.
+            try await eventually(20, "a dial into the outage to fail") {
+                ["a", "b"].contains { String(decoding: log($0).utf8.dropFirst(marks[$0]!), as: UTF8.self).contains("dial failed") }
             }
             try await bridgePort(net, up: true)
             try await eventually(10, "a and b to link again") {
