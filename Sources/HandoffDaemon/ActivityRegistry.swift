@@ -11,26 +11,16 @@ import NIOPosix
 /// translates. No timers run unless something is due: expiry sleeps until the next
 /// expiration date, will-save until its deadline.
 public actor ActivityRegistry {
-    struct Entry {
-        var activity: Activity
-        var state: ActivityState
-        var owner: ActivityOwner
-        /// Daemon-owned activities only: the file served as their continuation streams.
-        var streamFile: String?
-        /// The local file of the activity's document (`handoff.document` in userInfo),
-        /// served to peers that ask for it.
-        var documentFile: String?
-    }
+    typealias Entry = ActivityTable.Entry
 
     struct PendingSave {
         let saveID: String
         var waiters: [CheckedContinuation<Result<ActivityRecord, HandoffError>, Never>]
-        let timeout: Scheduled<Void>
+        let timeout: ScheduledTimer
     }
 
-    // Timers run on an event loop, not Task.sleep: sleeping tasks start libdispatch's
-    // once-a-second monitor, and the daemon must not wake up at idle.
-    private let timers: EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    private let clock: any WallClock
+    private let timers: any Timers
 
     public struct Settings: Sendable {
         public var device: DeviceRef
@@ -63,20 +53,28 @@ public actor ActivityRegistry {
     private var events = EventHub()
     private var lastSaved: SavedActivities?
 
-    private var entries: [ActivityID: Entry] = [:]
-    private var finalOrder: [ActivityID] = []
-    private var currentID: ActivityID?
+    /// What is decided: the activities, their states and owners (no I/O, no time).
+    private var table: ActivityTable
     private var pendingSaves: [ActivityID: PendingSave] = [:]
-    private var expiryTask: Scheduled<Void>?
+    private var expiryTask: ScheduledTimer?
     private var expiryDue: Timestamp?
     private var offerWatchers: [Int: AsyncStream<ActivitySummary?>.Continuation] = [:]
     private var nextWatcher = 0
     private var lastOffer: ActivitySummary?
 
     public init(settings: Settings, store: ActivityStore?, logger: Logger) {
+        self.init(settings: settings, store: store, logger: logger, clock: SystemClock(),
+                  timers: EventLoopTimers(loop: MultiThreadedEventLoopGroup.singleton.any()))
+    }
+
+    init(settings: Settings, store: ActivityStore?, logger: Logger, clock: any WallClock, timers: any Timers) {
         self.settings = settings
         self.store = store
         self.logger = logger
+        self.clock = clock
+        self.timers = timers
+        table = ActivityTable(maximumActivitiesPerOwner: settings.maximumActivitiesPerOwner,
+                              rememberedFinalActivities: settings.rememberedFinalActivities)
     }
 
     // MARK: - Start-up
@@ -86,14 +84,9 @@ public actor ActivityRegistry {
         guard let store else { return }
         let saved = store.load(logger: logger)
         lastSaved = saved
-        let now = SystemClock.now()
-        for s in saved.activities where !s.activity.isExpired(at: now) {
-            entries[s.activity.id] = Entry(activity: s.activity, state: s.current ? .current : .resigned, owner: .daemon,
-                                           streamFile: s.streamFile, documentFile: s.documentFile)
-            if s.current { currentID = s.activity.id }
-        }
-        if !entries.isEmpty {
-            logger.info("restored saved activities", metadata: ["count": "\(entries.count)", "current": "\(currentID?.rawValue ?? "none")"])
+        table.restore(saved, at: clock.now())
+        if !table.entries.isEmpty {
+            logger.info("restored saved activities", metadata: ["count": "\(table.entries.count)", "current": "\(table.currentID?.rawValue ?? "none")"])
         }
         rescheduleExpiry()
         offerChanged()
@@ -101,18 +94,12 @@ public actor ActivityRegistry {
 
     // MARK: - Queries
 
-    public var current: ActivityRecord? {
-        currentID.flatMap { entries[$0] }.map(record)
-    }
+    public var current: ActivityRecord? { table.current.map(record) }
 
-    public func all() -> [ActivityRecord] {
-        entries.values.filter { $0.state == .current || $0.state == .resigned }
-            .sorted { $0.activity.updatedAt > $1.activity.updatedAt }
-            .map(record)
-    }
+    public func all() -> [ActivityRecord] { table.live.map(record) }
 
     public func get(_ ref: String) throws(HandoffError) -> ActivityRecord {
-        record(try entry(ref, allowFinal: true))
+        record(try table.entry(ref, allowFinal: true))
     }
 
     public var sessionCount: Int { events.sessionCount }
@@ -132,11 +119,9 @@ public actor ActivityRegistry {
     public func closeSession(_ token: String) {
         guard events.close(token) else { return }
         sessionClosed?(token)
-        let owned = entries.filter { $0.value.owner == .session(token) && !isFinal($0.value.state) }
-        for id in owned.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            finalize(id, state: .invalidated, reason: "owner-session-ended")
-        }
-        if !owned.isEmpty { logger.debug("session ended", metadata: ["session": "\(token)", "invalidated": "\(owned.count)"]) }
+        let outcome = table.sessionEnded(token)
+        perform(outcome)
+        if !outcome.ended.isEmpty { logger.debug("session ended", metadata: ["session": "\(token)", "invalidated": "\(outcome.ended.count)"]) }
         persist()
     }
 
@@ -151,7 +136,7 @@ public actor ActivityRegistry {
         } else {
             owner = .daemon
         }
-        let now = SystemClock.now()
+        let now = clock.now()
         var activity = draft.makeActivity(id: .random(), now: now, origin: settings.device)
         if owner == .daemon, activity.expirationDate == nil, let ttl = settings.unownedExpiry {
             activity.expirationDate = now.adding(nanoseconds: Int64(ttl.components.seconds) * 1_000_000_000)
@@ -164,47 +149,32 @@ public actor ActivityRegistry {
             throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
         let entry = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file)
-        if owner == .daemon {
-            let previous = currentID
-            try saveAhead("the activity") { entries in
-                entries[activity.id] = entry
-                Self.makeCurrent(activity.id, in: &entries, previous: previous)
-            }
-        }
-        entries[activity.id] = entry
-        evictBeyondCap(owner: owner, keeping: activity.id)
-        makeCurrent(activity.id)
+        if owner == .daemon { try saveAhead("the activity") { _ = $0.add(entry) } }
+        perform(table.add(entry))
         rescheduleExpiry()
         persist()
-        return record(entries[activity.id]!)
+        return record(table.entries[activity.id]!)
     }
 
     /// Makes an existing (resigned) activity current again.
     public func becomeCurrent(existing ref: String) throws(HandoffError) -> ActivityRecord {
-        let e = try entry(ref, allowFinal: false)
-        if e.owner == .daemon, e.state != .current {
-            let previous = currentID
-            try saveAhead("the change") { entries in Self.makeCurrent(e.activity.id, in: &entries, previous: previous) }
-        }
-        if e.state != .current { makeCurrent(e.activity.id) }
+        let e = try table.entry(ref, allowFinal: false)
+        if e.owner == .daemon, e.state != .current { try saveAhead("the change") { _ = $0.becomeCurrent(e.activity.id) } }
+        perform(table.becomeCurrent(e.activity.id))
         persist()
-        return record(entries[e.activity.id]!)
+        return record(table.entries[e.activity.id]!)
     }
 
     public func resign(_ ref: String) throws(HandoffError) -> ActivityRecord {
-        let e = try entry(ref, allowFinal: false)
-        if e.state == .current {
-            entries[e.activity.id]!.state = .resigned
-            currentID = nil
-            events.broadcast(.resigned(record(entries[e.activity.id]!)))
-        }
+        let e = try table.entry(ref, allowFinal: false)
+        perform(table.resign(e.activity.id))
         persist()
-        return record(entries[e.activity.id]!)
+        return record(table.entries[e.activity.id]!)
     }
 
     public func update(_ ref: String, _ update: ActivityUpdate) throws(HandoffError) -> ActivityRecord {
-        let e = try entry(ref, allowFinal: false)
-        let now = SystemClock.now()
+        let e = try table.entry(ref, allowFinal: false)
+        let now = clock.now()
         if case .some(.some(let expiry)) = update.expirationDate, expiry <= now {
             throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(expiry) is already past; invalidate the activity to end it now")
         }
@@ -217,24 +187,23 @@ public actor ActivityRegistry {
         if answersSave && update.needsSave == nil { updated.needsSave = false }
         try validate(updated)
         try StreamSourceRules.check(updated, owner: e.owner, streamFile: e.streamFile)
-        if e.owner == .daemon {
-            try saveAhead("the update") { entries in entries[e.activity.id]!.activity = updated }
-        }
-        entries[e.activity.id]!.activity = updated
-        let r = record(entries[e.activity.id]!)
-        events.broadcast(.updated(r))
-        if answersSave { resolveSave(e.activity.id, with: .success(withStale(r, false))) }
-        if updated.isExpired(at: now) { finalize(e.activity.id, state: .expired, reason: "expired") }
+        if e.owner == .daemon { try saveAhead("the update") { _ = $0.update(e.activity.id, to: updated, at: now) } }
+        var outcome = table.update(e.activity.id, to: updated, at: now)
+        // The owner's save is answered with the new payload before an expiry it brings.
+        let updatedEvent = outcome.events.removeFirst()
+        events.broadcast(updatedEvent)
+        if answersSave, case .updated(let r) = updatedEvent { resolveSave(e.activity.id, with: .success(withStale(r, false))) }
+        perform(outcome)
         rescheduleExpiry()
         persist()
-        return record(entries[e.activity.id]!)
+        return record(table.entries[e.activity.id]!)
     }
 
     public func invalidate(_ ref: String) throws(HandoffError) -> ActivityRecord {
-        let e = try entry(ref, allowFinal: false)
-        finalize(e.activity.id, state: .invalidated, reason: "invalidated")
+        let e = try table.entry(ref, allowFinal: false)
+        perform(table.invalidate(e.activity.id))
         persist()
-        return record(entries[e.activity.id]!)
+        return record(table.entries[e.activity.id]!)
     }
 
     // MARK: - Fresh snapshot (will-save)
@@ -243,7 +212,7 @@ public actor ActivityRegistry {
     /// set and the owning session is alive, the owner gets will-save and this waits for its
     /// update, at most `willSaveTimeout`; then the last payload is served with `stale: true`.
     public func snapshot(_ ref: String) async throws(HandoffError) -> ActivityRecord {
-        let e = try entry(ref, allowFinal: false)
+        let e = try table.entry(ref, allowFinal: false)
         let id = e.activity.id
         guard e.activity.needsSave else { return withStale(record(e), false) }
         guard case .session(let token) = e.owner, events.isOpen(token) else {
@@ -255,8 +224,7 @@ public actor ActivityRegistry {
                 return
             }
             let saveID = ActivityID.random().rawValue
-            let timeout = settings.willSaveTimeout
-            let task = timers.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
+            let task = timers.schedule(in: settings.willSaveTimeout) {
                 _ = Task { [weak self] in await self?.saveTimedOut(id, saveID: saveID) }
             }
             pendingSaves[id] = PendingSave(saveID: saveID, waiters: [c], timeout: task)
@@ -266,7 +234,7 @@ public actor ActivityRegistry {
     }
 
     private func saveTimedOut(_ id: ActivityID, saveID: String) {
-        guard let pending = pendingSaves[id], pending.saveID == saveID, let e = entries[id] else { return }
+        guard let pending = pendingSaves[id], pending.saveID == saveID, let e = table.entries[id] else { return }
         logger.info("owner did not answer will-save in time; serving the last payload", metadata: ["activity": "\(id)"])
         resolveSave(id, with: .success(withStale(record(e), true)))
     }
@@ -279,35 +247,20 @@ public actor ActivityRegistry {
 
     // MARK: - Internals
 
-    nonisolated private func isFinal(_ s: ActivityState) -> Bool { s == .invalidated || s == .expired }
-
-    private func entry(_ ref: String, allowFinal: Bool) throws(HandoffError) -> Entry {
-        let id: ActivityID
-        if ref == "current" {
-            guard let c = currentID else { throw HandoffError.noCurrent() }
-            id = c
-        } else {
-            guard let parsed = ActivityID(ref) else {
-                throw HandoffError.badRequest("\"\(ref)\" is not an activity id (32 hex digits) or \"current\"")
-            }
-            id = parsed
+    /// What the table decided goes out: events to every session, and the pending saves of
+    /// activities that ended fail.
+    private func perform(_ outcome: ActivityTable.Outcome) {
+        for (id, state) in outcome.ended {
+            resolveSave(id, with: .failure(state == .expired ? .expired(id) : .invalidated(id)))
         }
-        guard let e = entries[id] else { throw HandoffError.unknownActivity(ref) }
-        if !allowFinal {
-            if e.state == .invalidated { throw HandoffError.invalidated(id) }
-            if e.state == .expired { throw HandoffError.expired(id) }
-        }
-        return e
+        for event in outcome.events { events.broadcast(event) }
     }
 
     private func validate(_ a: Activity) throws(HandoffError) {
         do { try ActivityValidation.validate(a, limits: settings.limits) } catch { throw HandoffError.invalid(error) }
     }
 
-    private func record(_ e: Entry) -> ActivityRecord {
-        ActivityRecord(activity: e.activity, state: e.state, owner: e.owner.label,
-                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity), streamFile: e.streamFile, documentFile: e.documentFile)
-    }
+    private func record(_ e: Entry) -> ActivityRecord { ActivityTable.record(e) }
 
     private func withStale(_ r: ActivityRecord, _ stale: Bool) -> ActivityRecord {
         var r = r
@@ -315,58 +268,21 @@ public actor ActivityRegistry {
         return r
     }
 
-    private func makeCurrent(_ id: ActivityID) {
-        if let old = currentID, old != id, entries[old]?.state == .current {
-            entries[old]!.state = .resigned
-            events.broadcast(.resigned(record(entries[old]!)))
-        }
-        entries[id]!.state = .current
-        currentID = id
-        events.broadcast(.becameCurrent(record(entries[id]!)))
-    }
-
-    private func finalize(_ id: ActivityID, state: ActivityState, reason: String) {
-        guard var e = entries[id], !isFinal(e.state) else { return }
-        if currentID == id { currentID = nil }
-        e.state = state
-        entries[id] = e
-        resolveSave(id, with: .failure(state == .expired ? .expired(id) : .invalidated(id)))
-        events.broadcast(state == .expired ? .expired(record(e)) : .invalidated(record(e), reason: reason))
-        // Keep only the final state's id and small metadata around for clear errors later.
-        finalOrder.append(id)
-        if finalOrder.count > settings.rememberedFinalActivities {
-            entries[finalOrder.removeFirst()] = nil
-        }
-    }
-
-    /// Apps that keep making activities without invalidating them must not grow memory:
-    /// beyond the cap the owner's oldest non-current activity is invalidated.
-    private func evictBeyondCap(owner: ActivityOwner, keeping: ActivityID) {
-        let live = entries.values.filter { $0.owner == owner && !isFinal($0.state) && $0.activity.id != keeping && $0.state != .current }
-        let total = entries.values.filter { $0.owner == owner && !isFinal($0.state) }.count
-        guard total > settings.maximumActivitiesPerOwner else { return }
-        for e in live.sorted(by: { $0.activity.updatedAt < $1.activity.updatedAt }).prefix(total - settings.maximumActivitiesPerOwner) {
-            finalize(e.activity.id, state: .invalidated, reason: "evicted")
-        }
-    }
-
+    /// One timer, for the next expiration date only.
     private func rescheduleExpiry() {
-        let next = entries.values.filter { !isFinal($0.state) }.compactMap(\.activity.expirationDate).min()
+        let next = table.nextExpiry
         guard next != expiryDue else { return }
         expiryTask?.cancel()
         expiryDue = next
         guard let next else { expiryTask = nil; return }
-        let wait = max(0, SystemClock.now().nanoseconds(until: next))
-        expiryTask = timers.scheduleTask(in: .nanoseconds(wait)) {
+        let wait = max(0, clock.now().nanoseconds(until: next))
+        expiryTask = timers.schedule(in: .nanoseconds(wait)) {
             _ = Task { [weak self] in await self?.expireDue() }
         }
     }
 
     private func expireDue() {
-        let now = SystemClock.now()
-        for (id, e) in entries where !isFinal(e.state) && e.activity.isExpired(at: now) {
-            finalize(id, state: .expired, reason: "expired")
-        }
+        perform(table.expire(at: clock.now()))
         expiryDue = nil
         rescheduleExpiry()
         persist()
@@ -381,7 +297,7 @@ public actor ActivityRegistry {
         // their link to this daemon ends with it, and with the link, the offer there.
         defer { offerChanged() }
         guard let store else { return }
-        let snapshot = snapshot(of: entries)
+        let snapshot = table.saved
         forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return }
         do {
@@ -392,28 +308,14 @@ public actor ActivityRegistry {
         }
     }
 
-    nonisolated private func snapshot(of entries: [ActivityID: Entry]) -> SavedActivities {
-        SavedActivities(activities: entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
-            .sorted { $0.activity.createdAt < $1.activity.createdAt }
-            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile, documentFile: $0.documentFile) })
-    }
-
     /// Saves what `change` will make of the daemon-owned activities before anything
     /// changes, for changes that must survive a restart (making or changing one): on a
     /// full disk the request is refused and nothing changes, rather than keeping in
     /// memory what a restart would lose. `persist()` afterwards finds the same snapshot
     /// and writes nothing more.
-    /// What `makeCurrent` does to the entries, without its events: for `saveAhead`.
-    private static func makeCurrent(_ id: ActivityID, in entries: inout [ActivityID: Entry], previous: ActivityID?) {
-        if let previous, previous != id, entries[previous]?.state == .current { entries[previous]!.state = .resigned }
-        entries[id]!.state = .current
-    }
-
-    private func saveAhead(_ what: String, _ change: (inout [ActivityID: Entry]) -> Void) throws(HandoffError) {
+    private func saveAhead(_ what: String, _ change: (inout ActivityTable) -> Void) throws(HandoffError) {
         guard let store else { return }
-        var prospective = entries
-        change(&prospective)
-        let snapshot = snapshot(of: prospective)
+        let snapshot = table.saved(after: change)
         forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return }
         do {
@@ -448,11 +350,7 @@ public actor ActivityRegistry {
     private func removeWatcher(_ key: Int) { offerWatchers[key] = nil }
 
     private func offerChanged() {
-        var offer: ActivitySummary?
-        if let id = currentID, let e = entries[id], e.state == .current, e.activity.eligibleForHandoff,
-           !e.activity.isExpired(at: SystemClock.now()) {
-            offer = ActivitySummary(e.activity, payloadSize: ActivityPropertyList.encodedSize(of: e.activity))
-        }
+        let offer = table.offer(at: clock.now())
         guard offer != lastOffer else { return }
         lastOffer = offer
         for c in offerWatchers.values { c.yield(offer) }
@@ -461,7 +359,7 @@ public actor ActivityRegistry {
     /// A peer's fetch: the offered activity only, as fresh as its owner can make it.
     public func snapshotForPeer(_ id: ActivityID) async throws(HandoffError) -> ActivityRecord {
         guard let offered = lastOffer, offered.id == id else {
-            if let e = entries[id], e.state == .expired || e.activity.isExpired(at: SystemClock.now()) {
+            if let e = table.entries[id], e.state == .expired || e.activity.isExpired(at: clock.now()) {
                 throw HandoffError(.gone, code: "expired", message: "the activity has expired")
             }
             throw HandoffError(.notFound, code: "not_offered", message: "that activity is not offered any more")
@@ -476,13 +374,13 @@ public actor ActivityRegistry {
 
     /// Another workstation continued our activity: tell the sessions (the owner above all).
     public func noteContinued(_ id: ActivityID, by device: PeerDevice) {
-        guard entries[id] != nil else { return }
+        guard table.entries[id] != nil else { return }
         events.broadcast(.wasContinued(activityID: id, device: device))
     }
 
     /// Who serves an activity's continuation streams, for a peer's stream request.
     public func streamSource(for id: ActivityID, document: Bool = false) throws(HandoffError) -> StreamSource {
-        guard let e = entries[id], !isFinal(e.state) else {
+        guard let e = table.entries[id], !ActivityTable.isFinal(e.state) else {
             throw HandoffError(.notFound, code: "not_offered", message: "that activity is not available on this device any more")
         }
         if document {

@@ -1,5 +1,6 @@
 import HandoffCore
 import HandoffControlAPI
+import HandoffAvahi
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -7,8 +8,10 @@ import ServiceLifecycle
 import Glibc
 #endif
 
-/// handoffd put together: the registry, the control server and, later, discovery and
-/// peers, run as services in one ServiceGroup that SIGTERM stops gracefully.
+/// handoffd put together. Each long-lived part is a service in one ServiceGroup, in the
+/// order the parts rely on each other; SIGTERM stops them gracefully in reverse: the peer
+/// side (listener and links), Avahi, the history helper, continuation streams, the session
+/// agent's pending requests, and last the control API, whose connections the streams use.
 public struct Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let logger: Logger
@@ -72,11 +75,12 @@ public struct Daemon: Sendable {
             ? ActivityHistory(directory: config.stateDirectory, retentionDays: config.historyDays,
                               idleTimeout: .seconds(config.historyHelperIdleSeconds), logger: logger)
             : nil
+        let avahi = config.discovery ? AvahiDiscovery(browseDomains: config.dnsSDDomains, logger: logger) : nil
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
-            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, history: history, restoration: restoration,
-            group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, discovery: avahi, history: history,
+            restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
@@ -103,8 +107,20 @@ public struct Daemon: Sendable {
                 }
             })
 
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server),
+            .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),
+            .init(service: LifetimeService("continuation streams", stop: { await streams.shutdown() })),
+        ]
+        if let history {
+            services.append(.init(service: LifetimeService("activity history", start: { await history.start() }, stop: { await history.stop() })))
+        }
+        if let avahi {
+            services.append(.init(service: LifetimeService("mDNS discovery", start: { try avahi.start() }, stop: { avahi.stop() })))
+        }
+        services.append(.init(service: peers))
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: server), .init(service: peers)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         // What was changed last is on disk before the process ends, however it ends.

@@ -69,7 +69,7 @@ struct ActivityHistoryTests {
         let dir = directory()
         defer { remove(dir) }
         let h = ActivityHistory(directory: dir, retentionDays: 30, logger: Logger(label: "test"))
-        await h.startRecording()
+        await h.start()
         for i in 0..<20 { h.note(offer("Noted \(i)"), device: desk, local: true) }
         h.note(offer("Not searchable", search: false), device: desk, local: true)
         await h.stop()  // at once: what was queued is written first

@@ -44,6 +44,7 @@ public actor ActivityHistory {
     private let notes: AsyncStream<Noted>.Continuation
     private let notesStream: AsyncStream<Noted>
     private var recorder: Task<Void, Never>?
+    private var expiry: RepeatedTask?
 
     init(directory: String, retentionDays: Int64, helperPath: String = HistoryHelperProcess.defaultPath(),
          idleTimeout: TimeAmount = .seconds(60), requestTimeout: TimeAmount = .seconds(10),
@@ -58,9 +59,15 @@ public actor ActivityHistory {
         (notesStream, notes) = AsyncStream<Noted>.makeStream(bufferingPolicy: .bufferingNewest(1024))
     }
 
-    /// Starts writing what `note` queues (PeerService, as it starts).
-    func startRecording() {
+    /// Starts writing what `note` queues, and dropping what is past the retention every
+    /// six hours. Not at start: the helper also expires whenever it starts, and starting
+    /// it for nothing would cost its memory.
+    func start() {
         guard recorder == nil else { return }
+        expiry = group.any().scheduleRepeatedTask(initialDelay: .hours(6), delay: .hours(6)) { [weak self] _ in
+            guard let self else { return }
+            Task { await self.expire() }
+        }
         let stream = notesStream
         recorder = Task { [weak self] in
             for await n in stream {
@@ -118,6 +125,7 @@ public actor ActivityHistory {
 
     /// At shutdown: what is queued is recorded, then the helper's input closes and it exits.
     func stop() async {
+        expiry?.cancel()
         notes.finish()
         await recorder?.value
         stopped = true

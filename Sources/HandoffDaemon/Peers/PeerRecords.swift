@@ -35,7 +35,7 @@ struct ServiceRecord: Sendable {
     /// Avahi keeps reporting its TXT changes (`PeerService.updateWatch`).
     var watched = false
     /// Why the last dial did not give a link, for `handoffctl doctor`.
-    var lastError: String?
+    var lastError: DialFailure?
     var lastErrorAt: Timestamp?
     var instance: String { service.key.name + "." + service.key.domain }
 }

@@ -52,7 +52,7 @@ extension PeerService {
     func addToAccount(_ id: DeviceID, name: String, certificate: [UInt8]) async {
         guard !isRemoved(id) else { return }
         do {
-            let s = try account.append(.add, subject: id, name: name, certificate: certificate, at: SystemClock.now(), key: identity.signingKey)
+            let s = try account.append(.add, subject: id, name: name, certificate: certificate, at: clock.now(), key: identity.signingKey)
             logger.info("added to the account", metadata: ["name": "\(name)", "id": "\(id.shortID)"])
             await accountChanged([s], except: nil)
         } catch {
@@ -133,7 +133,7 @@ extension PeerService {
             throw HandoffError(.notFound, code: "not_a_member", message: "\(id) is not a member of your account (`handoffctl devices` lists them)")
         }
         do {
-            let s = try account.append(.remove, subject: id, name: "", certificate: [], at: SystemClock.now(), key: identity.signingKey)
+            let s = try account.append(.remove, subject: id, name: "", certificate: [], at: clock.now(), key: identity.signingKey)
             // Sent before the removed device's link closes, so it hears it too.
             await accountChanged([s], except: nil)
             // A new advertisement key the removed device never hears: it cannot recognise

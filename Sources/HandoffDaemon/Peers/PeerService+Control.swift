@@ -24,7 +24,7 @@ extension PeerService {
     func peers() -> [PeerInfo] {
         // Outside a pairing window only the user's own devices are listed: a stranger's
         // certificate or random advertisement name says nothing worth showing.
-        let pairingOpen = pairing.isOpen(at: SystemClock.now())
+        let pairingOpen = pairing.isOpen(at: clock.now())
         var ids = pairingOpen ? Set(devices.keys) : []
         for e in trust.all { ids.insert(e.id) }
         var list: [PeerInfo] = []
@@ -51,7 +51,7 @@ extension PeerService {
     }
 
     func offers() -> [Offer] {
-        let now = SystemClock.now()
+        let now = clock.now()
         var list: [Offer] = []
         for (id, link) in links.sorted(by: { $0.key < $1.key }) {
             guard let offer = devices[id]?.offer, !(offer.expirationDate.map { $0 <= now } ?? false) else { continue }
@@ -115,7 +115,7 @@ extension PeerService {
     /// Picks an offered activity, fetches its fresh payload from the origin, checks it,
     /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
     func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(HandoffError) -> ContinuedActivity {
-        let now = SystemClock.now()
+        let now = clock.now()
         let candidates = links.compactMap { deviceID, link in
             devices[deviceID]?.offer.map { OfferChoice.Candidate(peer: link, offer: $0, matchesFrom: from.map { matches(device: link, $0) } ?? true) }
         }
@@ -145,7 +145,7 @@ extension PeerService {
             rememberContinued(activity.id, from: link.deviceID)
             let record = ActivityRecord(activity: activity, state: .current, owner: "peer",
                                         payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
-            continued.add(record, from: link.device, at: SystemClock.now())
+            continued.add(record, from: link.device, at: clock.now())
             await registry.broadcast(.continued(record, device: link.device))
             // The payload is taken whatever the launch does: its outcome rides along.
             let outcome = launch ? await agent.launch(record, from: link.device) : nil
@@ -156,7 +156,7 @@ extension PeerService {
     /// An activity reopened from the history: kept like a continued one, so the session
     /// agent can map its document here.
     func rememberReopened(_ record: ActivityRecord, from device: PeerDevice) {
-        continued.add(record, from: device, at: SystemClock.now())
+        continued.add(record, from: device, at: clock.now())
     }
 
     /// An activity continued here lately, as `POST /v1/continue` returned it.
@@ -172,7 +172,7 @@ extension PeerService {
         guard let id = ActivityID(ref) else {
             throw HandoffError(.badRequest, code: "bad_id", message: "an activity id is 32 hex digits, not \"\(ref)\"")
         }
-        guard let e = continued.entry(id, at: SystemClock.now()) else {
+        guard let e = continued.entry(id, at: clock.now()) else {
             throw HandoffError(.notFound, code: "not_continued",
                            message: "no activity \(ref) was continued on this workstation in the last \(ContinuedActivities.retentionSeconds / 60) minutes")
         }
@@ -180,7 +180,7 @@ extension PeerService {
     }
 
     func continuedActivities() -> [ContinuedActivity] {
-        continued.all(at: SystemClock.now()).map(Self.continued)
+        continued.all(at: clock.now()).map(Self.continued)
     }
 
     private static func continued(_ e: ContinuedActivities.Entry) -> ContinuedActivity {

@@ -12,29 +12,9 @@ import Glibc
 /// the interfaces mDNS would use, each trusted workstation and why it is not linked,
 /// clocks, identity and state files.
 extension PeerService {
-    /// A dial's failure in words a user can act on.
-    static func describeDialFailure(_ error: Error) -> String {
-        let text = "\(error)"
-        if let e = error as? IOError {
-            switch e.errnoCode {
-            case ECONNREFUSED: return "connection refused: nothing listens on that port (is handoffd running there?)"
-            case EHOSTUNREACH, ENETUNREACH: return "no route to it (\(String(cString: strerror(e.errnoCode))))"
-            default: break
-            }
-        }
-        if text.contains("connectTimeout") || text.contains("timed out") {
-            return "no answer: a firewall may drop the peer port, or the address is not reachable from here"
-        }
-        if error is NIOSSLError || text.contains("handshake") || text.contains("SSL") {
-            return "the TLS handshake failed: the other workstation may not trust this one any more (pair them again)"
-        }
-        if text.contains("refused") { return "connection refused: nothing listens on that port (is handoffd running there?)" }
-        return text
-    }
-
     func diagnostics(stateDirectory: String) -> [DiagnosticCheck] {
         var checks: [DiagnosticCheck] = []
-        let now = SystemClock.now()
+        let now = clock.now()
         // The key must be the certificate's, or every handshake fails.
         let certificateKey = try? identity.certificate.extractPublicKey().toSPKIBytes()
         checks.append(certificateKey != Array(identity.signingKey.publicKey.derRepresentation)
@@ -93,7 +73,7 @@ extension PeerService {
         let seenAt = services.values.filter { $0.deviceID == id }
         if let failing = seenAt.first(where: { $0.lastError != nil }) ?? records.first(where: { $0.lastError != nil && $0.isStatic }) {
             return DiagnosticCheck("peer.\(id)", .failed, "Workstation \(shown)",
-                                   "not connected; the last try at \(failing.service.address) port \(failing.service.port): \(failing.lastError!)",
+                                   "not connected; the last try at \(failing.service.address) port \(failing.service.port): \(failing.lastError!.description)",
                                    fix: "check that handoffd runs there (`handoffctl status` on \(shown)) and that its peer port is open")
         }
         if !seenAt.isEmpty {

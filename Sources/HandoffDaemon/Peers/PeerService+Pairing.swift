@@ -33,7 +33,7 @@ extension PeerService {
     func openPairing(address: String?) async throws(HandoffError) -> PairingStatus {
         var target: (host: String, port: Int)?
         if let address { target = try Self.hostAndPort(address) }
-        let now = SystemClock.now()
+        let now = clock.now()
         if !pairing.isOpen(at: now) {
             pairing.open(at: now, tag: String(ActivityID.random().rawValue.prefix(12)))
             pairingOpen.withLockedValue { $0 = true }
@@ -56,7 +56,7 @@ extension PeerService {
         return pairing.status(at: now)
     }
 
-    func pairingStatus() -> PairingStatus { pairing.status(at: SystemClock.now()) }
+    func pairingStatus() -> PairingStatus { pairing.status(at: clock.now()) }
 
     func confirmPairing(code given: String) async throws(HandoffError) -> PairingStatus {
         let code = given.filter { $0 != " " && $0 != "-" }
@@ -83,21 +83,21 @@ extension PeerService {
             if trustNow { await completePairing(attempt.id) }
         }
         await announcePairing()
-        return pairing.status(at: SystemClock.now())
+        return pairing.status(at: clock.now())
     }
 
     func cancelPairing() async -> PairingStatus {
-        if pairing.isOpen(at: SystemClock.now()) {
+        if pairing.isOpen(at: clock.now()) {
             pairing.close("cancelled")
             closePairingWindow()
             await announcePairing()
         }
-        return pairing.status(at: SystemClock.now())
+        return pairing.status(at: clock.now())
     }
 
     private func pairingExpired() async {
-        pairing.expire(at: SystemClock.now())
-        guard !pairing.isOpen(at: SystemClock.now()) else { return }
+        pairing.expire(at: clock.now())
+        guard !pairing.isOpen(at: clock.now()) else { return }
         closePairingWindow()
         await announcePairing()
     }
@@ -112,7 +112,7 @@ extension PeerService {
     }
 
     private func announcePairing() async {
-        await registry.broadcast(.pairing(pairing.status(at: SystemClock.now())))
+        await registry.broadcast(.pairing(pairing.status(at: clock.now())))
     }
 
     /// "HOST:PORT" or "[IPv6]:PORT".
@@ -136,7 +136,7 @@ extension PeerService {
     /// Both windows open: the side with the smaller tag dials, once per tag and address.
     /// Only theirs open: tell the user (a notification may offer to pair), once per tag.
     func considerPairing(_ key: ServiceKey) {
-        let now = SystemClock.now()
+        let now = clock.now()
         guard let record = services[key], !record.isSelf, let theirs = record.service.txt["pair"], !theirs.isEmpty else { return }
         guard pairing.isOpen(at: now) else {
             if pairingAnnounced.count >= 64 { pairingAnnounced.removeAll() }
@@ -172,7 +172,7 @@ extension PeerService {
             pairingUnreachable.insert(tag + "@" + address)
             for key in services.keys { considerPairing(key) }
         }
-        guard pairing.attempt == nil, pairing.isOpen(at: SystemClock.now()) else { return }
+        guard pairing.attempt == nil, pairing.isOpen(at: clock.now()) else { return }
         pairing.noteFailure(message)
         await announcePairing()
     }
@@ -244,7 +244,7 @@ extension PeerService {
             logger.warning("refused to pair with a device removed from the account", metadata: ["id": "\(peer.shortID)"])
             return nil
         }
-        guard let id = pairing.begin(peer: peer, name: name, address: shown, at: SystemClock.now()) else { return nil }
+        guard let id = pairing.begin(peer: peer, name: name, address: shown, at: clock.now()) else { return nil }
         var attempt = c
         attempt.id = id
         pairingAttempt = attempt
@@ -308,7 +308,7 @@ extension PeerService {
         guard pairing.attempt?.id == id else { return }
         pairing.attemptEnded(id, reason: reason)
         logger.info("pairing attempt ended", metadata: ["why": "\(reason)"])
-        if !pairing.isOpen(at: SystemClock.now()) { closePairingWindow() }
+        if !pairing.isOpen(at: clock.now()) { closePairingWindow() }
         await announcePairing()
     }
 }

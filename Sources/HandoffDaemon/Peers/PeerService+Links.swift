@@ -1,0 +1,203 @@
+import HandoffAvahi
+import HandoffCore
+import HandoffControlAPI
+import HandoffStreamFrames
+import HandoffPeerProtocol
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOExtras
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+
+/// One connection with a peer: its hello, its messages, and the link it becomes.
+extension PeerService {
+    // MARK: - One connection
+
+    /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
+    /// nil for one that came in.
+    nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link, pairingAddress: String? = nil,
+                           pairingHost: String? = nil) async {
+        let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
+        let ourPort = await listenPort
+        let ourInstance = purpose == .link ? await advertisedInstance : nil
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort),
+                                                          time: clock.now(), instance: ourInstance)))
+                var messages = inbound.makeAsyncIterator()
+                guard let first = try await messages.next() else { return }
+                // TLS has checked the certificate; which device it is decides the rest.
+                guard let certificate = try await channel.channel.nioSSL_peerCertificate().get() else { return }
+                let peerID = try DeviceIdentity.deviceID(of: certificate)
+                let opening = PeerSession.opening(first: first, ours: purpose, dialled: dialled != nil, peerTrusted: trust.isTrusted(peerID))
+                guard case .hello(let hello) = first else {
+                    if case .refuse(let code, let message) = opening { try await outbound.write(.error(code: code, message: message)) }
+                    return
+                }
+                switch opening {
+                case .refuse(let code, let message):
+                    try await outbound.write(.error(code: code, message: message))
+                    return
+                case .close:
+                    return  // trust withdrawn meanwhile (or a stranger let in to pair)
+                case .pair(let role):
+                    // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
+                    await self.pair(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
+                                    listenPort: hello.listenPort, certificate: try certificate.toDERBytes(), role: role,
+                                    messages: &messages, outbound: outbound, channel: channel.channel)
+                    return
+                case .stream:
+                    // Authenticated: the pre-authentication deadline and caps no longer apply.
+                    try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+                    await serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
+                    return
+                case .link(let tuned):
+                    if tuned { PeerService.tuneForLink(channel.channel) }
+                    try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
+                }
+                let (queue, queueIn) = AsyncStream.makeStream(of: PeerMessage.self, bufferingPolicy: .bufferingOldest(256))
+                // The name the user gave at trust time wins over the one the peer calls itself.
+                let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
+                                    dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
+                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn,
+                                    clockSkewSeconds: hello.time.map { Double(clock.now().nanoseconds(until: $0)) / 1e9 },
+                                    instance: hello.instance)
+                guard await attach(link, service: dialled) else { return }
+                link.send(.subscribe)
+                await linked(link, certificate: try certificate.toDERBytes())
+                // One writer drains the link's queue; this task reads.
+                async let writing: Void = PeerService.drain(queue, into: outbound)
+                do {
+                    while let message = try await messages.next() {
+                        try await self.handle(message, from: link)
+                    }
+                } catch let e as PeerProtocolError {
+                    // Say why before closing, so the other side's logs make sense.
+                    try? await outbound.write(.error(code: e.code, message: e.message))
+                    link.close()
+                    try? await writing
+                    throw e
+                } catch {
+                    link.close()
+                    try? await writing
+                    throw error
+                }
+                link.close()
+                try? await writing
+            }
+        } catch {
+            logger.debug("peer connection ended", metadata: ["remote": "\(remote)", "error": "\(error)"])
+        }
+        await detachAll(channel.channel)
+    }
+
+    static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>) async throws {
+        for await message in queue { try await outbound.write(message) }
+    }
+
+    func handle(_ message: PeerMessage, from link: PeerLink) async throws {
+        // A link replaced by a newer one may still deliver what it had buffered: ignore it.
+        guard links[link.deviceID] === link else { return }
+        switch PeerSession.step(for: message, fetchesInFlight: link.fetchesInFlight) {
+        case .violation(let code, let message):
+            throw PeerProtocolError(code: code, message: message)
+        case .subscribe:
+            subscribers[link.deviceID] = link
+            link.send(.offer(currentOffer))
+        case .recordOffer(let summary):
+            devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
+            await registry.broadcast(.peerOffer(link.device, summary))
+            if let summary, let history { history.note(summary, device: link.device, local: false) }
+        case .refuseFetch(let request, let code, let message):
+            link.send(.fetched(requestID: request, .failure(code: code, message: message)))
+        case .answerFetch(let request, let id):
+            link.beginFetch()
+            let (registry, restoration, limits) = (self.registry, self.restoration, self.limits)
+            Task {
+                defer { link.endFetch() }
+                do {
+                    var record = try await registry.snapshotForPeer(id)
+                    // State the app marked to go with this activity, if it still fits the cap.
+                    if let state = await restoration?.attachment(for: id) {
+                        var with = record.activity
+                        with.userInfo[PeerService.restorationKey] = state
+                        if ActivityPropertyList.encodedSize(of: with) <= limits.maximumEncodedBytes { record.activity = with }
+                    }
+                    link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
+                } catch let e as HandoffError {
+                    link.send(.fetched(requestID: request, PeerSession.fetchFailure(e)))
+                } catch {
+                    link.send(.fetched(requestID: request, .failure(code: "internal", message: "\(error)")))
+                }
+            }
+        case .resolveFetch(let request, let result):
+            link.resolve(request, result)
+        case .noteContinued(let id):
+            await registry.noteContinued(id, by: link.device)
+        case .mergeAccount(let statements):
+            await heardAccount(statements, from: link)
+        case .considerKey(let generation, let key):
+            heardAdvertisementKey(AdvertisementKey(generation: generation, key: key), from: link)
+        case .peerClosing(let code, let message):
+            logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
+            link.close()
+        }
+    }
+
+    /// Registers a new link. With two connections to one peer, both sides keep the one
+    /// dialled by the smaller device ID; returns false when `link` is the one to drop.
+    func attach(_ link: PeerLink, service: ServiceKey?) -> Bool {
+        let replacing = links[link.deviceID] != nil
+        if let existing = links[link.deviceID] {
+            // Dialled from opposite ends at once: keep the one the smaller ID dialled. Dialled
+            // from the same end: the new one replaces the old (its peer may have restarted
+            // while our old socket still looks open).
+            let keepNew = DialPolicy.keepsNewLink(existingDialledBy: existing.dialledBy, newDialledBy: link.dialledBy)
+            if !keepNew { return false }
+            existing.close()
+            subscribers[link.deviceID] = nil
+        }
+        // Trust may have been withdrawn while this connection was saying hello.
+        guard trust.isTrusted(link.deviceID) else { return false }
+        links[link.deviceID] = link
+        var record = devices[link.deviceID] ?? DeviceRecord(id: link.deviceID, name: link.deviceName)
+        record.name = trust.entry(link.deviceID)?.name.nonEmpty ?? link.deviceName
+        record.addresses.insert(link.remoteAddress)
+        record.lastSeen = clock.now()
+        devices[link.deviceID] = record
+        if let service {
+            services[service]?.deviceID = link.deviceID
+            services[service]?.failures = 0
+        }
+        // The instance it advertises is this device: linked, so not dialled as well.
+        for (key, s) in services where s.deviceID == nil && link.advertises(key) { services[key]?.deviceID = link.deviceID }
+        logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
+        updateWatches()
+        if !replacing {  // a replaced duplicate is the same peer, still connected
+            peerEvents.yield(.peerConnected(link.device))
+        }
+        return true
+    }
+
+    func detachAll(_ channel: Channel) {
+        guard let (id, link) = links.first(where: { $0.value.channel === channel }) else { return }
+        links[id] = nil
+        subscribers[id] = nil
+        devices[id]?.lastSeen = clock.now()
+        let hadOffer = devices[id]?.offer != nil
+        devices[id]?.offer = nil
+        logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
+        if hadOffer { peerEvents.yield(.peerOffer(link.device, nil)) }
+        peerEvents.yield(.peerDisconnected(link.device, reason: "connection closed"))
+        // Still advertised? Then it may be back soon: try again (the side that yields gives
+        // the other's dial its head start again).
+        let now = clock.now()
+        for (key, s) in services where s.deviceID == id {
+            services[key]?.heldBackSince = now
+            scheduleRetry(key)
+        }
+        updateWatches()
+    }
+}
