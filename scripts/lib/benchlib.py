@@ -46,6 +46,16 @@ def build(note, scratch=SCRATCH, extra=(), products=None):
         subprocess.run(cmd, cwd=REPO, env=swift_env(), check=True)
 
 
+def bin_dir(scratch=SCRATCH, extra=()):
+    """Where the release binaries are: BENCH_BIN_DIR when set (an A/B run against binaries
+    built elsewhere, e.g. from another commit), else `scratch`'s release folder."""
+    if os.environ.get("BENCH_BIN_DIR"):
+        return os.environ["BENCH_BIN_DIR"]
+    out = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", scratch, *extra, "--show-bin-path"],
+                         cwd=REPO, env=swift_env(), check=True, capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
 def percentile(sorted_values, p):
     """Nearest-rank percentile (p in 0..100) of an ascending list: a value that occurred."""
     if not sorted_values:
