@@ -83,15 +83,7 @@ extension PeerService {
 
     /// A device became trusted: forget throttles (what was refused as untrusted may now be
     /// welcome) and dial what is advertised.
-    func trusted(_ id: DeviceID) {
-        for key in services.keys {
-            services[key]?.notBefore = nil
-            if services[key]?.deviceID == id || services[key]?.deviceID == nil {
-                services[key]?.failures = 0
-            }
-        }
-        for key in Array(services.keys) { considerDialling(key) }
-    }
+    func trusted(_ id: DeviceID) { perform(dialBook.trusted(id, dialFacts, at: clock.now())) }
 
     func untrustDevice(_ text: String) async throws(HandoffError) -> TrustChange {
         let id: DeviceID

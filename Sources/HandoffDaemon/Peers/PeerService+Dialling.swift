@@ -25,69 +25,49 @@ extension PeerService {
             logger.info("advertised", metadata: ["name": "\(name)", "port": "\(listenPort)"])
         case .found(let service):
             logger.debug("found", metadata: ["name": "\(service.key.name)", "address": "\(service.address)"])
-            var record = services[service.key] ?? ServiceRecord(service: service)
-            if services[service.key] == nil {
-                record.heldBackSince = clock.now()
-                // Its device may have dialled us before we heard of it.
-                record.deviceID = links.values.first { $0.advertises(service.key) }?.deviceID
-            }
-            // Unicast DNS-SD records are an administrator's, like a configured peer: no tag,
-            // dialled whoever answers there (§3.4).
-            if service.key.domain != "local" { record.isStatic = true }
-            record.gone = false
-            let changed = record.service.txt["h"] != service.txt["h"] || record.service.address != service.address
-            record.service = service
-            // mDNS says something changed, or announced a trusted peer we are not linked to
-            // (its network came back): worth trying at once, whatever the backoff said.
-            let lostPeer = record.deviceID.map { trust.isTrusted($0) && links[$0] == nil } ?? false
-            if lostPeer || (changed && !(record.deviceID.map { !trust.isTrusted($0) } ?? false)) { record.notBefore = nil }
-            // Found again, and both ends hear it at once: the hold back starts over.
-            if lostPeer { record.heldBackSince = clock.now() }
-            services[service.key] = record
-            considerDialling(service.key)
+            // Its device may have dialled us before we heard of it.
+            let linkedAs = dialBook[service.key] == nil ? links.values.first { $0.advertises(service.key) }?.deviceID : nil
+            perform(dialBook.found(service, linkedAs: linkedAs, dialFacts, at: clock.now()))
             considerPairing(service.key)
-            updateWatch(service.key)
         case .removed(let key):
-            services[key]?.watched = false  // Avahi forgot it too: a re-add starts unwatched
-            if services[key]?.dialing == true { services[key]?.gone = true } else { services[key] = nil }
+            dialBook.removed(key)
         }
     }
 
-    func considerDialling(_ key: ServiceKey) {
-        guard let record = services[key], !record.isSelf, !record.dialing, !record.gone else { return }
-        let identity: DialPolicy.Identity = record.deviceID.map { trust.isTrusted($0) ? .trusted : .stranger }
-            ?? .unknown(tagChecksOut: isMember(advertising: record.service.txt["t"]))
-        let missing = trust.all.filter { links[$0.id] == nil }
+    /// What the dial book needs to know of links, trust and the account, now.
+    var dialFacts: DialFacts {
+        let (trustStore, linked) = (trust, links)
+        let missing = trustStore.all.filter { linked[$0.id] == nil }
         let members = Set(account.membership.members.map(\.id))
-        let situation = DialPolicy.Situation(
-            identity: identity, isStatic: record.isStatic, linked: record.deviceID.map { links[$0] != nil } ?? false,
-            siblingBusy: services.values.contains { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map { links[$0] != nil } ?? false)) },
-            notBefore: record.notBefore, trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) },
-            yields: yields(to: key), heldBackSince: record.heldBackSince)
-        let now = clock.now()
-        let decision = dialPolicy.decide(situation, at: now)
-        var holdingBack = false
-        if case .wait = decision, let end = dialPolicy.holdBackEnd(situation) { holdingBack = now < end }
-        services[key]?.holdingBack = holdingBack
-        switch decision {
-        case .skip:
-            return
-        case .wait(let until):
-            scheduleRetry(key, at: until)
-        case .dial:
-            logger.debug("dialling", metadata: ["name": "\(key.name)", "address": "\(record.service.address)"])
-            services[key]?.dialing = true
-            updateWatch(key)
-            work.yield(.dial(key, address: record.service.address, port: Int(record.service.port)))
+        let (keys, epoch) = (advertisementKeys.map(\.key), PrivateAdvertisement.epoch(at: clock.now()))
+        return DialFacts(
+            isTrusted: { trustStore.isTrusted($0) }, isLinked: { linked[$0] != nil },
+            isMember: { t in t.map { PrivateAdvertisement.verifies($0, keys: keys, epoch: epoch) } ?? false },
+            trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) },
+            everyTrustedLinked: missing.isEmpty, advertisedName: advertisedName, canWatch: avahi != nil && accepting)
+    }
+
+    /// Does what the dial book decided.
+    func perform(_ actions: [DialBook.Action]) {
+        for action in actions {
+            switch action {
+            case .dial(let key, let address, let port):
+                logger.debug("dialling", metadata: ["name": "\(key.name)", "address": "\(address)"])
+                work.yield(.dial(key, address: address, port: port))
+            case .retry(let key, let wait):
+                // An event-loop timer, not Task.sleep (which wakes libdispatch's monitor for ever).
+                group.any().scheduleTask(in: .nanoseconds(wait)) {
+                    _ = Task { await self.retryDue(key) }
+                }
+            case .watch(let key, let wanted):
+                avahi?.watchChanges(of: key, wanted)
+            case .noteStranger(let id, let address):
+                noteUntrusted(id, address: address, name: nil)
+            }
         }
     }
 
-    /// Whether the instance is the one of the two to dial (PeerProtocol.md §10.4): found by
-    /// mDNS while our advertisement is up, with a name that sorts first as UTF-8 bytes.
-    func yields(to key: ServiceKey) -> Bool {
-        guard key.domain == "local", let ours = advertisedName else { return false }
-        return key.name.utf8.lexicographicallyPrecedes(ours.utf8)
-    }
+    func considerDialling(_ key: ServiceKey) { perform(dialBook.consider(key, dialFacts, at: clock.now())) }
 
     /// The instance name the hello of a link states: the advertised one (Avahi may have
     /// renamed it after a collision), or the one being registered after a rotation.
@@ -96,73 +76,20 @@ extension PeerService {
         return rotationName
     }
 
-    func scheduleRetry(_ key: ServiceKey, at when: Timestamp? = nil) {
-        guard var record = services[key], !record.retryScheduled, !record.isSelf, !record.gone else { return }
-        if let id = record.deviceID, !trust.isTrusted(id) { return }  // untrusted: only mDNS or a trust change revives it
-        let due = when ?? record.notBefore ?? clock.now()
-        let wait = max(0, clock.now().nanoseconds(until: due))
-        record.retryScheduled = true
-        services[key] = record
-        // An event-loop timer, not Task.sleep (which wakes libdispatch's monitor for ever).
-        group.any().scheduleTask(in: .nanoseconds(wait)) {
-            _ = Task { await self.retryDue(key) }
-        }
-    }
-
-    func retryDue(_ key: ServiceKey) {
-        services[key]?.retryScheduled = false
-        considerDialling(key)
-        updateWatch(key)  // a hold back that ended may leave it undialled and worth watching
-    }
+    func retryDue(_ key: ServiceKey) { perform(dialBook.retryDue(key, dialFacts, at: clock.now())) }
 
     func dial(_ key: ServiceKey, address: String, port: Int) async {
         let verdict = NIOLockedValueBox<PeerTLS.Verdict?>(nil)
-        var connected = false
         var failure: DialFailure?
         do {
             let target = try await PeerService.resolve(address, port: port)
             let channel = try await connectPeer(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
-            connected = true
             await serve(channel, dialled: key)
         } catch {
             logger.debug("dial failed", metadata: ["address": "\(address)", "port": "\(port)", "error": "\(error)"])
             failure = DialFailure(error)
         }
-        services[key]?.lastError = failure
-        if failure != nil { services[key]?.lastErrorAt = clock.now() }
-        dialFinished(key, verdict: verdict.withLockedValue { $0 }, connected: connected)
-    }
-
-    func dialFinished(_ key: ServiceKey, verdict: PeerTLS.Verdict?, connected: Bool) {
-        guard var record = services[key] else { return }
-        record.dialing = false
-        if record.gone {
-            services[key] = nil
-            for (other, s) in services where s.instance == record.instance { considerDialling(other) }
-            return
-        }
-        let now = clock.now()
-        switch verdict {
-        case .ourselves:
-            record.isSelf = true
-            record.notBefore = dialPolicy.nextTry(after: .ourselves, isStatic: record.isStatic, at: now)
-        case .untrusted(let id):
-            record.deviceID = id
-            record.notBefore = dialPolicy.nextTry(after: .stranger, isStatic: record.isStatic, at: now)
-            noteUntrusted(id, address: record.service.address, name: nil)
-        case .trusted(let id):
-            record.deviceID = id
-            fallthrough
-        case .unreadable, nil:
-            record.failures += 1
-            record.notBefore = dialPolicy.nextTry(after: .failed(failures: record.failures), isStatic: record.isStatic, at: now)
-        }
-        services[key] = record
-        _ = connected
-        updateWatch(key)
-        if !record.isSelf { scheduleRetry(key) }
-        // Another address of the same instance may be waiting for this dial to end.
-        for (other, s) in services where other != key && s.instance == record.instance { considerDialling(other) }
+        perform(dialBook.dialFinished(key, verdict: verdict.withLockedValue { $0 }, failure: failure, dialFacts, at: clock.now()))
     }
 
     /// A peer at a configured address: dialled like one found by mDNS, and never forgotten.
@@ -172,12 +99,10 @@ extension PeerService {
             return
         }
         let key = ServiceKey(interfaceIndex: -1, ipv6: host.contains(":"), name: "\(host):\(port)", domain: domain)
-        guard services[key] == nil else { return }
-        var record = ServiceRecord(service: DiscoveredService(key: key, hostName: host, address: host, port: UInt16(port), txt: [:]))
-        record.isStatic = true
-        services[key] = record
+        let service = DiscoveredService(key: key, hostName: host, address: host, port: UInt16(port), txt: [:])
+        guard let actions = dialBook.addStatic(service, dialFacts, at: clock.now()) else { return }
         logger.info("static peer", metadata: ["address": "\(host)", "port": "\(port)"])
-        considerDialling(key)
+        perform(actions)
     }
 
     /// A numeric address as it is; a host name through the resolver (off the event loop).

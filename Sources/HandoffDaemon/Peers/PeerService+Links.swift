@@ -167,12 +167,7 @@ extension PeerService {
         record.addresses.insert(link.remoteAddress)
         record.lastSeen = clock.now()
         devices[link.deviceID] = record
-        if let service {
-            services[service]?.deviceID = link.deviceID
-            services[service]?.failures = 0
-        }
-        // The instance it advertises is this device: linked, so not dialled as well.
-        for (key, s) in services where s.deviceID == nil && link.advertises(key) { services[key]?.deviceID = link.deviceID }
+        dialBook.linked(link.deviceID, dialled: service, advertises: link.advertises)
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
         updateWatches()
         if !replacing {  // a replaced duplicate is the same peer, still connected
@@ -191,13 +186,7 @@ extension PeerService {
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
         if hadOffer { peerEvents.yield(.peerOffer(link.device, nil)) }
         peerEvents.yield(.peerDisconnected(link.device, reason: "connection closed"))
-        // Still advertised? Then it may be back soon: try again (the side that yields gives
-        // the other's dial its head start again).
-        let now = clock.now()
-        for (key, s) in services where s.deviceID == id {
-            services[key]?.heldBackSince = now
-            scheduleRetry(key)
-        }
+        perform(dialBook.unlinked(id, dialFacts, at: clock.now()))
         updateWatches()
     }
 }

@@ -11,10 +11,6 @@ extension PeerService {
         logger.info("network changed", metadata: ["addresses": "\(change.addresses ? snapshot.addresses.count : -1)",
                                                   "routes": "\(change.routes)"])
         if change.addresses, avahi != nil { rotateAdvertisement() }
-        for key in services.keys {
-            services[key]?.notBefore = nil
-            services[key]?.failures = 0
-        }
-        for key in services.keys { considerDialling(key) }
+        perform(dialBook.networkChanged(dialFacts, at: clock.now()))
     }
 }

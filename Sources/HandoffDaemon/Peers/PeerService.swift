@@ -32,14 +32,15 @@ public actor PeerService: Service {
     let clock: any WallClock
     let avahi: AvahiDiscovery?
     let admission: PeerAdmissionGate
-    let dialPolicy: DialPolicy
     /// Where offers eligible for search are remembered (nil: no history).
     let history: ActivityHistory?
     /// Apps' restoration state, some of which may go with a continued activity.
     let restoration: RestorationStore?
 
     var devices: [DeviceID: DeviceRecord] = [:]
-    var services: [ServiceKey: ServiceRecord] = [:]
+    /// Every instance known, and what dialling it taught (`DialBook`).
+    var dialBook: DialBook
+    var services: [ServiceKey: ServiceRecord] { dialBook.services }
     var links: [DeviceID: PeerLink] = [:]
     var subscribers: [DeviceID: PeerLink] = [:]
     var currentOffer: ActivitySummary?
@@ -120,8 +121,9 @@ public actor PeerService: Service {
         tls = try PeerTLS(identity: identity)
         if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
-        dialPolicy = DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
-                                maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds, untrustedRetry: settings.untrustedRetry.nanoseconds)
+        dialBook = DialBook(policy: DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
+                                                    maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds,
+                                                    untrustedRetry: settings.untrustedRetry.nanoseconds))
         self.accountStore = accountStore
         account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
         _ = account.merge(accountStore.load(logger: logger))

@@ -1,0 +1,107 @@
+import HandoffAvahi
+import HandoffCore
+import Testing
+@testable import HandoffDaemon
+
+/// Whom to dial and when, as the peer side meets it (found, dial ended, link up or down,
+/// trust changed), with the time and the facts given: no sockets, no Avahi, no waiting.
+@Suite("Dial book")
+struct DialBookTests {
+    static let t0 = Timestamp(seconds: 1_800_000_000, nanoseconds: 0)
+    static let peer = DeviceID(bytes: Array(repeating: 7, count: 32))
+    static let stranger = DeviceID(bytes: Array(repeating: 9, count: 32))
+
+    static func at(_ ms: Int64) -> Timestamp { t0.adding(nanoseconds: ms * 1_000_000) }
+
+    static func service(_ name: String, address: String = "10.0.0.2", ipv6: Bool = false) -> DiscoveredService {
+        DiscoveredService(key: ServiceKey(interfaceIndex: 2, ipv6: ipv6, name: name, domain: "local"), hostName: name + ".local",
+                          address: address, port: 4242, txt: ["v": "1", "h": "aa", "t": "member"])
+    }
+
+    /// A workstation that trusts `peer` and is linked to nothing; our advertisement is "m".
+    static func facts(linked: Set<DeviceID> = [], canWatch: Bool = false) -> DialFacts {
+        DialFacts(isTrusted: { $0 == peer }, isLinked: { linked.contains($0) }, isMember: { $0 == "member" },
+                  trustedMissing: !linked.contains(peer), nonMemberMissing: false, everyTrustedLinked: linked.contains(peer),
+                  advertisedName: "m", canWatch: canWatch)
+    }
+
+    @Test func aMemberFoundIsDialledAndAFailedDialBacksOff() {
+        var book = DialBook(policy: DialPolicy())
+        let s = Self.service("z")  // sorts after ours: we dial
+        #expect(book.found(s, linkedAs: nil, Self.facts(), at: Self.t0) == [.dial(s.key, address: "10.0.0.2", port: 4242)])
+        #expect(book.consider(s.key, Self.facts(), at: Self.at(1)) == [], "one dial at a time")
+        let after = book.dialFinished(s.key, verdict: .trusted(Self.peer), failure: .refused, Self.facts(), at: Self.at(100))
+        #expect(after == [.retry(s.key, afterNanoseconds: 500_000_000)], "0.5 s after the first failure")
+        #expect(book[s.key]?.lastError == .refused && book[s.key]?.deviceID == Self.peer)
+        #expect(book.retryDue(s.key, Self.facts(), at: Self.at(600)) == [.dial(s.key, address: "10.0.0.2", port: 4242)])
+        let again = book.dialFinished(s.key, verdict: .trusted(Self.peer), failure: .noAnswer, Self.facts(), at: Self.at(700))
+        #expect(again == [.retry(s.key, afterNanoseconds: 1_000_000_000)], "doubling")
+    }
+
+    @Test func theSideThatYieldsHoldsBackForTheOthersDial() {
+        var book = DialBook(policy: DialPolicy())
+        let s = Self.service("a")  // sorts before ours ("m"): it dials us; we wait 3 s
+        #expect(book.found(s, linkedAs: nil, Self.facts(canWatch: true), at: Self.t0) == [.retry(s.key, afterNanoseconds: 3_000_000_000)])
+        #expect(book[s.key]?.holdingBack == true && book[s.key]?.watched == false, "no resolver while holding back")
+        // Its link came: nothing to dial when the wait ends.
+        book.linked(Self.peer, dialled: nil, advertises: { $0 == s.key })
+        #expect(book.retryDue(s.key, Self.facts(linked: [Self.peer], canWatch: true), at: Self.at(3000)) == [])
+        // The link ends: the hold back starts over, and then we dial.
+        #expect(book.unlinked(Self.peer, Self.facts(canWatch: true), at: Self.at(5000)) == [.retry(s.key, afterNanoseconds: 0)])
+        #expect(book.retryDue(s.key, Self.facts(canWatch: true), at: Self.at(5000)) == [.retry(s.key, afterNanoseconds: 3_000_000_000)])
+        #expect(book.retryDue(s.key, Self.facts(canWatch: true), at: Self.at(8000)) == [.dial(s.key, address: "10.0.0.2", port: 4242)])
+    }
+
+    @Test func aStrangerIsRememberedAndNotDialledAgain() {
+        var book = DialBook(policy: DialPolicy())
+        let s = Self.service("z")
+        _ = book.found(s, linkedAs: nil, Self.facts(), at: Self.t0)
+        let after = book.dialFinished(s.key, verdict: .untrusted(Self.stranger), failure: .tlsFailed, Self.facts(), at: Self.at(50))
+        #expect(after == [.noteStranger(Self.stranger, address: "10.0.0.2")], "no timer for a device nobody trusts")
+        #expect(book.consider(s.key, Self.facts(), at: Self.at(60_000)) == [])
+    }
+
+    @Test func anInstanceRemovedDuringItsDialGoesWhenTheDialEnds() {
+        var book = DialBook(policy: DialPolicy())
+        let v4 = Self.service("z"), v6 = Self.service("z", address: "fd00::2", ipv6: true)
+        #expect(book.found(v4, linkedAs: nil, Self.facts(), at: Self.t0).count == 1)
+        #expect(book.found(v6, linkedAs: nil, Self.facts(), at: Self.t0) == [], "its IPv4 address is being dialled")
+        book.removed(v4.key)
+        #expect(book[v4.key]?.gone == true)
+        // The dial ends: the IPv4 record goes, and the IPv6 address is dialled.
+        #expect(book.dialFinished(v4.key, verdict: nil, failure: .noAnswer, Self.facts(), at: Self.at(10)) == [.dial(v6.key, address: "fd00::2", port: 4242)])
+        #expect(book[v4.key] == nil)
+    }
+
+    @Test func trustOrANewNetworkForgetsTheBackoff() {
+        var book = DialBook(policy: DialPolicy())
+        let s = Self.service("z")
+        _ = book.found(s, linkedAs: nil, Self.facts(), at: Self.t0)
+        _ = book.dialFinished(s.key, verdict: .trusted(Self.peer), failure: .refused, Self.facts(), at: Self.at(10))
+        #expect(book[s.key]?.failures == 1 && book[s.key]?.notBefore == Self.at(510))
+        #expect(book.consider(s.key, Self.facts(), at: Self.at(20)) == [], "backing off (its timer is set)")
+        #expect(book.networkChanged(Self.facts(), at: Self.at(20)) == [.dial(s.key, address: "10.0.0.2", port: 4242)], "at once")
+        #expect(book[s.key]?.failures == 0)
+        _ = book.dialFinished(s.key, verdict: .trusted(Self.peer), failure: .refused, Self.facts(), at: Self.at(30))
+        #expect(book.trusted(Self.peer, Self.facts(), at: Self.at(40)) == [.dial(s.key, address: "10.0.0.2", port: 4242)])
+    }
+
+    @Test func staticPeersAreAddedOnce() {
+        var book = DialBook(policy: DialPolicy())
+        let key = ServiceKey(interfaceIndex: -1, ipv6: false, name: "10.0.0.9:4242", domain: "static")
+        let s = DiscoveredService(key: key, hostName: "10.0.0.9", address: "10.0.0.9", port: 4242, txt: [:])
+        #expect(book.addStatic(s, Self.facts(), at: Self.t0) == [.dial(key, address: "10.0.0.9", port: 4242)], "dialled whoever answers there")
+        #expect(book.addStatic(s, Self.facts(), at: Self.t0) == nil)
+        #expect(book[key]?.isStatic == true)
+    }
+
+    @Test func onlyWhatCouldStillMatterIsWatched() {
+        var book = DialBook(policy: DialPolicy())
+        let s = Self.service("z")
+        var facts = Self.facts(linked: [Self.peer], canWatch: true)
+        _ = book.found(s, linkedAs: Self.peer, facts, at: Self.t0)
+        #expect(book[s.key]?.watched == false, "its device is linked: its TXT says nothing new")
+        facts = Self.facts(linked: [], canWatch: true)
+        #expect(book.watchAll(facts).contains(.watch(s.key, true)), "unlinked: a new hint would say to dial at once")
+    }
+}
