@@ -6,8 +6,9 @@ import PackageDescription
 //     <-  HandoffSystem (XDG paths, bounded reads, whole writes)
 //     <-  HandoffControlAPI (the local API's messages)     <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
 //     <-  HandoffStreamFrames (continuation-stream frames)                    <-  HandoffDesktop   <-  handoff-session
-//     <-  HandoffPeerProtocol (messages between workstations)
-//     <-  HandoffHistoryProtocol (handoffd <-> its history helper)  <-  HandoffHistory  <-  handoff-history
+//     <-  HandoffPeerProtocol (messages between workstations; uses HandoffStreamFrames)
+//     <-  HandoffHistoryProtocol (handoffd <-> its history helper; carries HandoffControlAPI's
+//                                 HistoryEntry)  <-  HandoffHistory  <-  handoff-history
 //   all of them  <-  HandoffDaemon  <-  handoffd
 // handoffctl never links the daemon; only the session agent links GIO.
 

@@ -1,3 +1,4 @@
+import HandoffSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,14 +9,10 @@ enum Output {
     static func out(_ line: String) { write(1, line + "\n") }
     static func err(_ line: String) { write(2, line + "\n") }
 
+    /// A reader that went away loses the rest: nothing to tell it.
     private static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + off, $0.count - off) }
-            if n < 0 { if errno == EINTR { continue }; return }
-            off += n
-        }
+        var text = text
+        text.withUTF8 { try? writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }

@@ -8,6 +8,8 @@ public struct Acknowledgement: Sendable, Equatable {
     public var subject: String
     /// What happened to it (`saved`, `restored`, `discarded`, `answered`, `refused`, `launcher`).
     public var done: String
+    /// `done` before the subject: the order the launcher route has always answered in.
+    public var doneFirst = false
 
     public init(_ subjectKey: String, _ subject: String, _ done: String) {
         self.subjectKey = subjectKey
@@ -22,10 +24,14 @@ public struct Acknowledgement: Sendable, Equatable {
     public static func answered(sources id: String) -> Self { Self("requestID", id, "answered") }
     public static func refused(stream id: String) -> Self { Self("streamID", id, "refused") }
     /// Keys in the order the API has always sent them: `launcher` first.
-    public static func launcher(session: String) -> Self { Self("session", session, "launcher") }
+    public static func launcher(session: String) -> Self {
+        var a = Self("session", session, "launcher")
+        a.doneFirst = true
+        return a
+    }
 
     public var json: JSONValue {
-        done == "launcher"
+        doneFirst
             ? .object([done: .bool(true), subjectKey: .string(subject)])
             : .object([subjectKey: .string(subject), done: .bool(true)])
     }

@@ -2,9 +2,15 @@ import HandoffCore
 
 /// A continued activity's document as this workstation sees it.
 public struct ContinuedDocument: Sendable, Equatable {
-    public static func == (a: Self, b: Self) -> Bool {
-        a.path == b.path && a.size == b.size && a.sha256 == b.sha256 && a.state == b.state && a.localPath == b.localPath
-            && a.reason == b.reason && a.root?.kind == b.root?.kind && a.root?.id == b.root?.id
+    /// A synced folder, the same on every device (LocalAPI.md §16.4).
+    public struct Root: Sendable, Equatable {
+        public var kind: String
+        public var id: String
+
+        public init(kind: String, id: String) {
+            self.kind = kind
+            self.id = id
+        }
     }
 
     /// Inside its synced folder (or the file name, outside any).
@@ -17,11 +23,11 @@ public struct ContinuedDocument: Sendable, Equatable {
     public var localPath: String?
     public var reason: String?
     /// The synced folder it is in on the origin (`kind` and `id`), if any.
-    public var root: (kind: String, id: String)?
+    public var root: Root?
 
     public var fileName: String { String(path.split(separator: "/").last ?? "document") }
 
-    public init(path: String, size: Int64, sha256: String, state: String, localPath: String?, reason: String?, root: (kind: String, id: String)? = nil) {
+    public init(path: String, size: Int64, sha256: String, state: String, localPath: String?, reason: String?, root: Root? = nil) {
         self.root = root
         self.path = path
         self.size = size
@@ -40,7 +46,7 @@ public struct ContinuedDocument: Sendable, Equatable {
         let root = reference["root"]?.objectValue
         self.init(path: reference["path"]?.stringValue ?? "document", size: size, sha256: reference["sha256"]?.stringValue ?? "",
                   state: local["state"]?.stringValue ?? "unmapped", localPath: local["path"]?.stringValue, reason: local["reason"]?.stringValue,
-                  root: root.flatMap { r in r["kind"]?.stringValue.flatMap { k in r["id"]?.stringValue.map { (k, $0) } } })
+                  root: root.flatMap { r in r["kind"]?.stringValue.flatMap { k in r["id"]?.stringValue.map { Root(kind: k, id: $0) } } })
     }
 
     /// `{"reference": {"root", "path", "size", "sha256"}, "local": {"state", "path", "reason"?}}`.

@@ -109,8 +109,8 @@ public struct TrustChange: Sendable, Equatable {
     public var json: JSONValue {
         var o: JSONObject = ["id": .string(deviceID)]
         if let name { o["name"] = .string(name) }
-        if let trusted { o["trusted"] = .bool(trusted) }
         if let removed { o["removed"] = .bool(removed) }
+        if let trusted { o["trusted"] = .bool(trusted) }
         return .object(o)
     }
 

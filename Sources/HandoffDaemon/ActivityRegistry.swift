@@ -189,10 +189,12 @@ public actor ActivityRegistry {
         try StreamSourceRules.check(updated, owner: e.owner, streamFile: e.streamFile)
         if e.owner == .daemon { try saveAhead("the update") { _ = $0.update(e.activity.id, to: updated, at: now) } }
         var outcome = table.update(e.activity.id, to: updated, at: now)
-        // The owner's save is answered with the new payload before an expiry it brings.
-        let updatedEvent = outcome.events.removeFirst()
-        events.broadcast(updatedEvent)
-        if answersSave, case .updated(let r) = updatedEvent { resolveSave(e.activity.id, with: .success(withStale(r, false))) }
+        // The owner's save is answered with the new payload, after its `updated` event and
+        // before an expiry the update brings.
+        if answersSave, let r = outcome.updated {
+            events.broadcast(outcome.events.removeFirst())
+            resolveSave(e.activity.id, with: .success(withStale(r, false)))
+        }
         perform(outcome)
         rescheduleExpiry()
         persist()

@@ -24,9 +24,12 @@ struct ActivityTable {
         var events: [ControlEvent] = []
         /// Activities that became final (invalidated or expired): their pending saves fail.
         var ended: [(id: ActivityID, state: ActivityState)] = []
+        /// `update` only: the activity as updated, before an expiry the update brought
+        /// (its `updated` event is the first of `events`).
+        var updated: ActivityRecord?
 
         static func == (a: Outcome, b: Outcome) -> Bool {
-            a.events == b.events && a.ended.map(\.id) == b.ended.map(\.id) && a.ended.map(\.state) == b.ended.map(\.state)
+            a.events == b.events && a.ended.map(\.id) == b.ended.map(\.id) && a.ended.map(\.state) == b.ended.map(\.state) && a.updated == b.updated
         }
     }
 
@@ -150,7 +153,9 @@ struct ActivityTable {
     mutating func update(_ id: ActivityID, to activity: Activity, at now: Timestamp) -> Outcome {
         var out = Outcome()
         entries[id]!.activity = activity
-        out.events.append(.updated(Self.record(entries[id]!)))
+        let record = Self.record(entries[id]!)
+        out.updated = record
+        out.events.append(.updated(record))
         if activity.isExpired(at: now) { finalize(id, state: .expired, reason: "expired", &out) }
         return out
     }

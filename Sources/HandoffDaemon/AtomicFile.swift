@@ -36,12 +36,7 @@ enum AtomicFile {
         guard fd >= 0 else { throw Failure(description: "cannot create \(tmp): \(errnoText())") }
         var failure: String?
         bytes.withUnsafeBytes { buf in
-            var off = 0
-            while off < buf.count {
-                let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; failure = errnoText(); return }
-                off += n
-            }
+            do throws(WriteFailure) { try writeAll(fd, buf) } catch { failure = error.reason }
         }
         if close(fd) != 0 && failure == nil { failure = errnoText() }
         if let failure { unlink(tmp); throw Failure(description: "cannot write \(tmp): \(failure)") }

@@ -16,6 +16,7 @@ struct ControlRouter: Sendable {
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
     let status: @Sendable () async -> DaemonStatus
+    var clock: any WallClock = SystemClock()
 
     /// `parameter` is the route's `{...}` segment, "" for a route without one.
     func handle(_ endpoint: ControlEndpoint, _ parameter: String, _ request: ControlRequest) async -> ControlResponse {
@@ -119,12 +120,12 @@ struct ControlRouter: Sendable {
                     // Only an activity of this workstation's: its state may go where it is continued.
                     activity = try await registry.get(continueWith).activity.id
                 }
-                try await restoration.save(app: id, version: body.version, entries: body.entries, continueWith: activity, at: SystemClock.now())
+                try await restoration.save(app: id, version: body.version, entries: body.entries, continueWith: activity, at: clock.now())
                 return .ok(Acknowledgement.saved(app: id).json)
             case .restoreState:
                 let body = try RestoreStateRequest(body: try request.jsonObject())
                 let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader)
-                return .ok(try await restoration.restore(app: id, version: body.version, acceptOlder: body.acceptOlder, session: session, at: SystemClock.now()).json)
+                return .ok(try await restoration.restore(app: id, version: body.version, acceptOlder: body.acceptOlder, session: session, at: clock.now()).json)
             case .stateRestored:
                 try requireEmptyObject(request)
                 try await restoration.restored(app: id)

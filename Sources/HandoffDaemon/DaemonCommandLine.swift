@@ -58,6 +58,9 @@ public struct DaemonCommandLine: Sendable, Equatable {
             guard name == "config" || DaemonOption.named(name) != nil else {
                 throw UsageError(description: "unknown option --\(name) (handoffd --help lists them)")
             }
+            // A value in the next argument is never an option: `--name --help` is a mistake,
+            // not a device called "--help" (`--name=--help` says it on purpose).
+            if inline == nil, let next = rest.first, next.hasPrefix("-") { throw UsageError(description: "--\(name) needs a value") }
             guard let value = inline ?? rest.popFirst() else { throw UsageError(description: "--\(name) needs a value") }
             if name == "config" { parsed.configFile = value } else { parsed.settings.append(Setting(name: name, value: value)) }
         }

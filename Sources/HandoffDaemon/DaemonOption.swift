@@ -47,7 +47,7 @@ public struct DaemonOption: Sendable {
             c.logLevel = l
         },
         .init("max-activity-bytes", "n", default: "65536", "Cap on an encoded activity.") { c, v throws(DaemonConfiguration.FileError) in
-            c.maximumActivityBytes = try positive("max-activity-bytes", v)
+            c.maximumActivityBytes = try positive("max-activity-bytes", v, upTo: 16_777_216)
         },
         .init("history-days", "n", default: "30", "How many days the searchable activity history keeps what it saw; 0 keeps none.") { c, v throws(DaemonConfiguration.FileError) in
             c.historyDays = try Int64(within("history-days", v, 0...3650, "0 (no history) to 3650"))
@@ -59,40 +59,40 @@ public struct DaemonOption: Sendable {
         .init("unowned-expiry-minutes", "n", default: "720",
               "Activities made without an owning session (handoffctl become-current without --attach, scripts) expire after this unless they set their own expiry; 0: never.") {
             c, v throws(DaemonConfiguration.FileError) in
-            c.unownedExpiryMinutes = try Int64(within("unowned-expiry-minutes", v, 0...Int.max, "0 (never) or a number of minutes"))
+            c.unownedExpiryMinutes = try Int64(within("unowned-expiry-minutes", v, 0...5_256_000, "0 (never) or a number of minutes up to 5256000 (ten years)"))
         },
         .init("will-save-timeout-ms", "n", default: "500", "How long a fresh snapshot waits for the owner's save.") { c, v throws(DaemonConfiguration.FileError) in
-            c.willSaveTimeoutMilliseconds = Int64(try positive("will-save-timeout-ms", v))
+            c.willSaveTimeoutMilliseconds = Int64(try positive("will-save-timeout-ms", v, upTo: 60_000))
         },
         .init("max-connections", "n", default: "64", "Open control connections at once.") { c, v throws(DaemonConfiguration.FileError) in
-            c.maximumConnections = try positive("max-connections", v)
+            c.maximumConnections = try positive("max-connections", v, upTo: 65_536)
         },
         .init("request-timeout-ms", "n", default: "10000", "A control request must arrive whole within this.") { c, v throws(DaemonConfiguration.FileError) in
-            c.requestTimeoutMilliseconds = Int64(try positive("request-timeout-ms", v))
+            c.requestTimeoutMilliseconds = Int64(try positive("request-timeout-ms", v, upTo: 86_400_000))
         },
         .init("idle-timeout-ms", "n", default: "60000", "Idle control connections are closed after this.") { c, v throws(DaemonConfiguration.FileError) in
-            c.idleTimeoutMilliseconds = Int64(try positive("idle-timeout-ms", v))
+            c.idleTimeoutMilliseconds = Int64(try positive("idle-timeout-ms", v, upTo: 86_400_000))
         },
         .init("peer-listen", "address", default: ":: = every address", "The address peers connect to.") { c, v in c.peerListenAddress = v },
         .init("peer-port", "port", default: "0", "The peer port; 0 picks a free one, advertised over mDNS.") { c, v throws(DaemonConfiguration.FileError) in
             c.peerPort = try within("peer-port", v, 0...65535, "0 to 65535")
         },
         .init("peer-handshake-timeout-ms", "n", default: "5000", "A peer must finish TLS and the hello within this.") { c, v throws(DaemonConfiguration.FileError) in
-            c.peerHandshakeTimeoutMilliseconds = Int64(try positive("peer-handshake-timeout-ms", v))
+            c.peerHandshakeTimeoutMilliseconds = Int64(try positive("peer-handshake-timeout-ms", v, upTo: 600_000))
         },
         .init("peer-max-unauthenticated", "n", default: "32", "Peer connections that have not said hello yet, in all.") { c, v throws(DaemonConfiguration.FileError) in
-            c.peerMaximumUnauthenticated = try positive("peer-max-unauthenticated", v)
+            c.peerMaximumUnauthenticated = try positive("peer-max-unauthenticated", v, upTo: 65_536)
         },
         .init("peer-max-unauthenticated-per-address", "n", default: "8", "Peer connections not past the hello from one address.") {
             c, v throws(DaemonConfiguration.FileError) in
-            c.peerMaximumUnauthenticatedPerAddress = try positive("peer-max-unauthenticated-per-address", v)
+            c.peerMaximumUnauthenticatedPerAddress = try positive("peer-max-unauthenticated-per-address", v, upTo: 65_536)
         },
         .init("stream-accept-timeout-ms", "n", default: "10000", "An app asked for a continuation stream must take it within this.") {
             c, v throws(DaemonConfiguration.FileError) in
-            c.streamAcceptTimeoutMilliseconds = Int64(try positive("stream-accept-timeout-ms", v))
+            c.streamAcceptTimeoutMilliseconds = Int64(try positive("stream-accept-timeout-ms", v, upTo: 86_400_000))
         },
         .init("max-streams-per-peer", "n", default: "8", "Continuation streams open with one peer at once, each way.") { c, v throws(DaemonConfiguration.FileError) in
-            c.maximumStreamsPerPeer = try positive("max-streams-per-peer", v)
+            c.maximumStreamsPerPeer = try positive("max-streams-per-peer", v, upTo: 1024)
         },
         .init("peer", "host:port", default: nil, "A peer to dial at HOST:PORT whatever mDNS says.", repeatable: true) { c, v throws(DaemonConfiguration.FileError) in
             guard (try? PeerService.hostAndPort(v)) != nil else {
@@ -119,7 +119,7 @@ public struct DaemonOption: Sendable {
         },
         .init("advertisement-rotation-seconds", "n", default: "900", "Seconds between new random advertisement names.", hidden: true) {
             c, v throws(DaemonConfiguration.FileError) in
-            c.advertisementRotationSeconds = Int64(try within("advertisement-rotation-seconds", v, 10...Int.max, "10 or more"))
+            c.advertisementRotationSeconds = Int64(try within("advertisement-rotation-seconds", v, 10...31_536_000, "10 to 31536000 (a year)"))
         },
         .init("discovery", "yes|no", default: "yes", "Advertise and browse with Avahi.",
               shorthand: ("no-discovery", "no", "Do not advertise or browse with Avahi.")) { c, v throws(DaemonConfiguration.FileError) in
@@ -128,8 +128,12 @@ public struct DaemonOption: Sendable {
         },
     ]
 
-    private static func positive(_ name: String, _ v: String) throws(DaemonConfiguration.FileError) -> Int {
-        guard let i = Int(v), i > 0 else { throw .init(description: "\(name) must be a positive whole number, not \"\(v)\"") }
+    /// Every number has a ceiling: times and counts far beyond any use would overflow the
+    /// conversions to nanoseconds, and a typo should be an error, not a crash.
+    private static func positive(_ name: String, _ v: String, upTo ceiling: Int) throws(DaemonConfiguration.FileError) -> Int {
+        guard let i = Int(v), (1...ceiling).contains(i) else {
+            throw .init(description: "\(name) must be a whole number from 1 to \(ceiling), not \"\(v)\"")
+        }
         return i
     }
 

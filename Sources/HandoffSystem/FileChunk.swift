@@ -33,7 +33,7 @@ public struct WriteFailure: Error, Sendable {
 }
 
 /// Writes all of `bytes` to `fd`, going on after short writes and EINTR. Blocks as the
-/// descriptor does: callers choose the thread.
+/// descriptor does: callers choose the thread. A write that makes no progress is EIO.
 public func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(WriteFailure) {
     var offset = 0
     while offset < bytes.count {
@@ -42,6 +42,7 @@ public func writeAll(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) throws(WriteFa
             if errno == EINTR { continue }
             throw WriteFailure(errno: errno)
         }
+        if n == 0 { throw WriteFailure(errno: EIO) }
         offset += n
     }
 }

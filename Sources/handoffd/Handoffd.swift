@@ -14,26 +14,30 @@ import Glibc
 struct Handoffd {
     let commandLine: DaemonCommandLine
 
-    func run() async throws {
+    /// The exit status: 0 after a graceful stop, 1 when the daemon failed, 64 for bad
+    /// settings (said on standard error). The main thread exits with it.
+    func run() async -> Int32 {
         var cfg = DaemonConfiguration()
         do {
             let path = commandLine.configFile ?? DefaultPaths.configFile
             if let text = try readConfig(path, required: commandLine.configFile != nil) { try cfg.apply(configFile: text, path: path) }
             for s in commandLine.settings { try cfg.set(s.name, s.value) }
         } catch {
-            Self.fail("\(error)")
+            Self.write(2, "handoffd: \(error)\n")
+            return 64
         }
         let level = cfg.logLevel
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level) }
         let logger = Logger(label: "handoffd")
         do {
             try await Daemon(configuration: cfg, logger: logger).run()
+            return 0
         } catch let e as ControlListener.AlreadyRunning {
             logger.error("\(e.description)")
-            exit(1)
+            return 1
         } catch {
             logger.critical("handoffd failed: \(error)")
-            exit(1)
+            return 1
         }
     }
 
@@ -45,16 +49,19 @@ struct Handoffd {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    static func write(_ fd: CInt, _ text: String) {
+        var text = text
+        text.withUTF8 { _ = try? writeAll(fd, UnsafeRawBufferPointer($0)) }
+    }
+
     /// A usage error: what is wrong, on standard error, and exit status 64 (EX_USAGE).
     static func fail(_ message: String) -> Never {
-        var text = "handoffd: \(message)\n"
-        text.withUTF8 { _ = try? writeAll(2, UnsafeRawBufferPointer($0)) }
+        write(2, "handoffd: \(message)\n")
         exit(64)
     }
 
     static func say(_ text: String) -> Never {
-        var text = text
-        text.withUTF8 { _ = try? writeAll(1, UnsafeRawBufferPointer($0)) }
+        write(1, text)
         exit(0)
     }
 }
@@ -76,9 +83,8 @@ extension Handoffd {
         case .run: break
         }
         let daemon = Handoffd(commandLine: commandLine)
-        let finished = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
-        finished.completeWithTask { try await daemon.run() }
-        do { try finished.futureResult.wait() } catch { fail("\(error)") }
-        exit(0)
+        let finished = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Int32.self)
+        finished.completeWithTask { await daemon.run() }
+        do { exit(try finished.futureResult.wait()) } catch { fail("\(error)") }
     }
 }

@@ -113,10 +113,12 @@ struct ControlMessageTests {
         let roots = [SyncedRoot(kind: "syncthing", id: "abcd-1234", path: "/home/ann/Sync")]
         #expect(SyncedRoot.list(json: SyncedRoot.listJSON(roots)) == roots)
         let doc = ContinuedDocument(path: "notes/a.txt", size: 12, sha256: String(repeating: "ab", count: 32), state: "unmapped", localPath: nil,
-                                    reason: "not synced here", root: ("syncthing", "abcd-1234"))
+                                    reason: "not synced here", root: .init(kind: "syncthing", id: "abcd-1234"))
         #expect(ContinuedDocument(json: doc.json) == doc)
         #expect(HistoryCleared(json: HistoryCleared(removed: 7).json) == HistoryCleared(removed: 7))
         #expect(Acknowledgement.saved(app: "a").json == .object(["app": .string("a"), "saved": .bool(true)]))
         #expect(Acknowledgement.launcher(session: "s").json == .object(["launcher": .bool(true), "session": .string("s")]))
+        // Keys in the order handoffd has always written them.
+        #expect(TrustChange(deviceID: "X", name: "n", trusted: false, removed: true).json.serialized() == #"{"id":"X","name":"n","removed":true,"trusted":false}"#)
     }
 }

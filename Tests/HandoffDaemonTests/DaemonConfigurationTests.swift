@@ -58,6 +58,8 @@ struct DaemonConfigurationTests {
             (["--name"], "--name needs a value"),
             (["desk"], "unexpected argument \"desk\": handoffd takes only options (handoffd --help lists them)"),
             (["--no-discovery=yes"], "--no-discovery takes no value"),
+            (["--name", "--help"], "--name needs a value"),
+            (["--state-dir", "--no-discovery"], "--state-dir needs a value"),
         ]
         for (arguments, message) in cases {
             #expect(throws: DaemonCommandLine.UsageError.self, "\(arguments)") { try DaemonCommandLine.parse(arguments) }
@@ -68,5 +70,11 @@ struct DaemonConfigurationTests {
         #expect(throws: DaemonConfiguration.FileError.self) { try c.set("max-connections", "0") }
         #expect(throws: DaemonConfiguration.FileError.self) { try c.set("history-days", "3651") }
         #expect(throws: DaemonConfiguration.FileError.self) { try c.set("colour", "red") }
+        // Numbers far beyond any use are refused, not left to overflow a conversion later.
+        for (key, value) in [("unowned-expiry-minutes", "9223372036854775807"), ("request-timeout-ms", "99999999999"),
+                             ("max-activity-bytes", "4294967296"), ("advertisement-rotation-seconds", "99999999999")] {
+            #expect(throws: DaemonConfiguration.FileError.self, "\(key)") { try c.set(key, value) }
+        }
+        #expect((try? DaemonCommandLine.parse(["--name=--odd"]))?.settings.first?.value == "--odd", "said on purpose")
     }
 }

@@ -85,6 +85,6 @@ extension ContinuedDocument {
         case .unmapped(let why): ("unmapped", nil, why)
         }
         self.init(path: reference.path, size: reference.size, sha256: reference.sha256.hexString, state: state, localPath: path, reason: reason,
-                  root: reference.root.map { ($0.kind, $0.id) })
+                  root: reference.root.map { Root(kind: $0.kind, id: $0.id) })
     }
 }

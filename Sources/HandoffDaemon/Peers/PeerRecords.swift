@@ -32,7 +32,7 @@ struct ServiceRecord: Sendable {
     var gone = false
     /// Configured (`peer = HOST:PORT`), not found by mDNS: never removed, retried on a timer.
     var isStatic = false
-    /// Avahi keeps reporting its TXT changes (`PeerService.updateWatch`).
+    /// Avahi keeps reporting its TXT changes (`DialBook`'s watch decision).
     var watched = false
     /// Why the last dial did not give a link, for `handoffctl doctor`.
     var lastError: DialFailure?

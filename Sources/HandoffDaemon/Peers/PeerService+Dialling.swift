@@ -67,8 +67,6 @@ extension PeerService {
         }
     }
 
-    func considerDialling(_ key: ServiceKey) { perform(dialBook.consider(key, dialFacts, at: clock.now())) }
-
     /// The instance name the hello of a link states: the advertised one (Avahi may have
     /// renamed it after a collision), or the one being registered after a rotation.
     var advertisedInstance: String {

@@ -119,7 +119,7 @@ public actor PeerService: Service {
         self.group = group
         self.logger = logger
         tls = try PeerTLS(identity: identity)
-        if !settings.discovery { discovery = .unavailable("discovery is turned off (--no-discovery)") }
+        if avahi == nil { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
         dialBook = DialBook(policy: DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
                                                     maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds,

@@ -175,17 +175,7 @@ final class StreamFileSink: Sendable {
     /// The errno of a failed write, nil when all of it was written.
     private func writeAll(_ piece: ByteBuffer) -> CInt? {
         piece.withUnsafeReadableBytes { raw -> CInt? in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n > 0 {
-                    offset += n
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return n == 0 ? EIO : errno
-                }
-            }
+            do throws(WriteFailure) { try HandoffSystem.writeAll(fd, raw) } catch { return error.errno }
             return nil
         }
     }
