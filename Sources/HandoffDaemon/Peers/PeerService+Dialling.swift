@@ -55,8 +55,7 @@ extension PeerService {
                 logger.debug("dialling", metadata: ["name": "\(key.name)", "address": "\(address)"])
                 work.yield(.dial(key, address: address, port: port))
             case .retry(let key, let wait):
-                // An event-loop timer, not Task.sleep (which wakes libdispatch's monitor for ever).
-                group.any().scheduleTask(in: .nanoseconds(wait)) {
+                _ = timers.schedule(in: .nanoseconds(wait)) {
                     _ = Task { await self.retryDue(key) }
                 }
             case .watch(let key, let wanted):

@@ -39,9 +39,8 @@ extension PeerService {
             pairingOpen.withLockedValue { $0 = true }
             pairingDialled = []
             pairingUnreachable = []
-            let timers = group.any()
             pairingTimer?.cancel()
-            pairingTimer = timers.scheduleTask(in: .nanoseconds(PairingWindow.duration)) {
+            pairingTimer = timers.schedule(in: .nanoseconds(PairingWindow.duration)) {
                 _ = Task { await self.pairingExpired() }
             }
             publishAdvertisement()

@@ -28,8 +28,9 @@ public actor PeerService: Service {
     let tls: PeerTLS
     let group: EventLoopGroup
     let logger: Logger
-    /// Where the time comes from (a manual clock in tests).
+    /// Where the time comes from, and where what is due later is scheduled (manual in tests).
     let clock: any WallClock
+    let timers: any Timers
     let avahi: AvahiDiscovery?
     let admission: PeerAdmissionGate
     /// Where offers eligible for search are remembered (nil: no history).
@@ -62,7 +63,7 @@ public actor PeerService: Service {
     /// verifier lets strangers in (read on NIO threads, hence the box).
     var pairing = PairingWindow()
     var pairingAttempt: PairingConnection?
-    var pairingTimer: Scheduled<Void>?
+    var pairingTimer: ScheduledTimer?
     let pairingOpen = NIOLockedValueBox(false)
     /// Pair tags dialled in this window (one dial per tag), and addresses that failed.
     var pairingDialled: Set<String> = []
@@ -79,7 +80,7 @@ public actor PeerService: Service {
     var network = NetworkWatch.snapshot()
     var rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
     var rotationEpoch: Int64 = 0
-    var rotationTimer: Scheduled<Void>?
+    var rotationTimer: ScheduledTimer?
     /// The account of devices (membership log), kept in `account.json`.
     var account: AccountLog
     let accountStore: AccountStore
@@ -101,10 +102,12 @@ public actor PeerService: Service {
 
     }
 
-    public init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
+    init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
                 limits: ActivityLimits, settings: PeerServiceSettings, discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
-                restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock()) throws {
+                restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock(),
+                timers: (any Timers)? = nil) throws {
         self.clock = clock
+        self.timers = timers ?? EventLoopTimers(loop: group.any())
         self.avahi = avahi
         self.history = history
         self.restoration = restoration
@@ -378,7 +381,7 @@ public actor PeerService: Service {
         rotationTimer?.cancel()
         let next = (now.seconds / period + 1) * period
         let wait = max(1, next - now.seconds)
-        rotationTimer = group.any().scheduleTask(in: .seconds(wait)) {
+        rotationTimer = timers.schedule(in: .seconds(wait)) {
             _ = Task { await self.rotateAdvertisement() }
         }
     }
