@@ -73,6 +73,9 @@ extension PeerService {
         return rotationName
     }
 
+    /// After a link came or went: whose changes matter may have changed for every instance.
+    func updateWatches() { perform(dialBook.watchAll(dialFacts)) }
+
     func retryDue(_ key: ServiceKey) { perform(dialBook.retryDue(key, dialFacts, at: clock.now())) }
 
     func dial(_ key: ServiceKey, address: String, port: Int) async {
