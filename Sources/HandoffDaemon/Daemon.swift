@@ -33,7 +33,10 @@ public struct Daemon: Sendable {
         }
         try AtomicFile.makeDirectories(config.stateDirectory)
         removeInterruptedSaves(in: config.stateDirectory)
-        let startedAt = SystemClock.now()
+        // One clock and one place for timers, handed to every part that decides by time.
+        let clock = SystemClock()
+        let timers = EventLoopTimers(loop: MultiThreadedEventLoopGroup.singleton.any())
+        let startedAt = clock.now()
         let identity = try DeviceIdentity.loadOrCreate(directory: config.stateDirectory)
         let device = DeviceRef(name: config.deviceName, id: identity.deviceID.description)
         logger.info("device identity", metadata: ["id": "\(identity.deviceID)", "name": "\(config.deviceName)"])
@@ -45,7 +48,7 @@ public struct Daemon: Sendable {
                             willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds),
                             unownedExpiry: config.unownedExpiryMinutes > 0 ? .seconds(config.unownedExpiryMinutes * 60) : nil),
             store: ActivityStore(stateDirectory: config.stateDirectory),
-            logger: logger)
+            logger: logger, clock: clock, timers: timers)
         await registry.restore()
 
         let maximumActivityBytes = config.maximumActivityBytes
@@ -62,8 +65,8 @@ public struct Daemon: Sendable {
         peerSettings.maximumStreamsPerPeer = config.maximumStreamsPerPeer
         peerSettings.maximumUnauthenticated = config.peerMaximumUnauthenticated
         peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
-        let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds))
-        let agent = SessionAgentBroker(registry: registry)
+        let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds), timers: timers)
+        let agent = SessionAgentBroker(registry: registry, timers: timers)
         let restoration = RestorationStore(stateDirectory: config.stateDirectory, logger: logger)
         await registry.onSessionClosed { token in
             Task { await restoration.sessionEnded(token) }
@@ -73,14 +76,14 @@ public struct Daemon: Sendable {
         // Its helper starts at the first eligible offer or history request, not now.
         let history = config.historyDays > 0
             ? ActivityHistory(directory: config.stateDirectory, retentionDays: config.historyDays,
-                              idleTimeout: .seconds(config.historyHelperIdleSeconds), logger: logger)
+                              idleTimeout: .seconds(config.historyHelperIdleSeconds), clock: clock, logger: logger)
             : nil
         let avahi = config.discovery ? AvahiDiscovery(browseDomains: config.dnsSDDomains, logger: logger) : nil
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, discovery: avahi, history: history,
-            restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
@@ -89,7 +92,7 @@ public struct Daemon: Sendable {
                 pid: Int(getpid()), startedAt: startedAt, socketPath: listener.path, current: await registry.current,
                 sessions: await registry.sessionCount, maximumActivityBytes: maximumActivityBytes,
                 discoveryAvailable: discoveryAvailable, discoveryDetail: discoveryDetail, launcher: await agent.hasLauncher)
-        })
+        }, clock: clock)
         var serverSettings = ControlServerSettings()
         serverSettings.maximumConnections = config.maximumConnections
         serverSettings.requestTimeout = config.requestTimeoutMilliseconds

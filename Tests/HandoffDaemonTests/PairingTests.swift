@@ -116,8 +116,9 @@ struct PairingTests {
         #expect(w.begin(peer: m, name: "evil", address: "", at: at(1)) == nil, "one attempt at a time")
         w.codeReady(id, code: "111111")
         #expect(w.confirmHere("222222") == .mismatch)
-        w.attemptEnded(id, reason: "codes differ")
-        #expect(w.status(at: at(2)).state == .failed && w.status(at: at(2)).message == "codes differ")
+        w.attemptEnded(id, reason: .otherStopped("codes differ"))
+        #expect(w.lastFailure == .otherStopped("codes differ"))
+        #expect(w.status(at: at(2)).state == .failed && w.status(at: at(2)).message == "the other workstation stopped: codes differ")
         #expect(w.isOpen(at: at(2)), "the window stays open for another attempt")
         #expect(w.begin(peer: b, name: "desk", address: "", at: at(3)) != nil)
     }
@@ -128,18 +129,19 @@ struct PairingTests {
         // Connections that never get to a code do not use the window up...
         for n in 0..<10 {
             let id = w.begin(peer: m, name: "evil", address: "", at: at(Int64(n)))!
-            w.attemptEnded(id, reason: "said nothing")
+            w.attemptEnded(id, reason: .otherEnded)
         }
         #expect(w.isOpen(at: at(10)))
         // ...attempts that do, do.
         for n in 0..<PairingWindow.maximumAttempts {
             let id = w.begin(peer: m, name: "evil", address: "", at: at(Int64(n)))!
             w.codeReady(id, code: "000000")
-            w.attemptEnded(id, reason: "no")
+            w.attemptEnded(id, reason: .otherEnded)
         }
         #expect(!w.isOpen(at: at(10)), "too many attempts close the window")
         #expect(w.begin(peer: b, name: "desk", address: "", at: at(10)) == nil)
-        #expect(w.status(at: at(10)).message?.contains("attempts failed") == true)
+        #expect(w.lastFailure == .tooManyAttempts(PairingWindow.maximumAttempts))
+        #expect(w.status(at: at(10)).message == "5 attempts failed; run `handoffctl pair` again")
 
         var e = PairingWindow()
         e.open(at: t0, tag: "y")
@@ -149,6 +151,49 @@ struct PairingTests {
         #expect(e.isOpen(at: at(119)))
         e.expire(at: at(120))
         #expect(!e.isOpen(at: at(120)) && e.status(at: at(120)).state == .failed)
+        #expect(e.lastFailure == .nobodyPaired, "nobody began an attempt")
         #expect(e.begin(peer: b, name: "", address: "", at: at(121)) == nil)
+
+        // Ran out mid-attempt: a different reason; cancelling says so.
+        var mid = PairingWindow()
+        mid.open(at: t0, tag: "m")
+        _ = mid.begin(peer: b, name: "desk", address: "", at: at(1))
+        mid.expire(at: at(120))
+        #expect(mid.lastFailure == .timeRanOut)
+        var cancelled = PairingWindow()
+        cancelled.open(at: t0, tag: "c")
+        cancelled.close(.cancelled)
+        #expect(cancelled.status(at: at(1)).message == "cancelled")
+    }
+}
+
+/// Which pairing advertisements are dialled and which announced, without Avahi.
+@Suite("Pairing discovery")
+struct PairingDiscoveryTests {
+    @Test func theSmallerTagDialsOncePerTagAndTriesAnotherAddressAfterAFailure() {
+        var finder = PairingDiscovery()
+        #expect(finder.found(tag: "b", address: "10.0.0.2", port: 9, ours: "c", attemptRunning: false) == nil, "theirs is smaller: they dial")
+        #expect(finder.found(tag: "d", address: "10.0.0.2", port: 9, ours: "c", attemptRunning: true) == nil, "an attempt runs already")
+        #expect(finder.found(tag: "d", address: "10.0.0.2", port: 9, ours: "c", attemptRunning: false) == .dial(address: "10.0.0.2", port: 9, tag: "d"))
+        #expect(finder.found(tag: "d", address: "fe80::2%2", port: 9, ours: "c", attemptRunning: false) == nil, "one dial per tag at a time")
+        finder.dialFailed(tag: "d", address: "10.0.0.2")
+        #expect(finder.found(tag: "d", address: "10.0.0.2", port: 9, ours: "c", attemptRunning: false) == nil, "not the address that failed")
+        #expect(finder.found(tag: "d", address: "fe80::2%2", port: 9, ours: "c", attemptRunning: false) == .dial(address: "fe80::2%2", port: 9, tag: "d"))
+        #expect(finder.found(tag: "c", address: "10.0.0.3", port: 9, ours: "c", attemptRunning: false) == nil, "our own tag")
+        finder.windowOpened()
+        #expect(finder.found(tag: "d", address: "10.0.0.2", port: 9, ours: "a0", attemptRunning: false) == .dial(address: "10.0.0.2", port: 9, tag: "d"),
+                "a new window forgets what failed")
+    }
+
+    @Test func withOurWindowClosedEachTagIsAnnouncedOnce() {
+        var finder = PairingDiscovery()
+        #expect(finder.found(tag: "x", address: "10.0.0.2", port: 9, ours: nil, attemptRunning: false) == .announce(tag: "x"))
+        #expect(finder.found(tag: "x", address: "10.0.0.9", port: 9, ours: nil, attemptRunning: false) == nil)
+        #expect(finder.found(tag: "", address: "10.0.0.9", port: 9, ours: nil, attemptRunning: false) == nil, "an empty tag is no pairing")
+        // Thousands of tags (a hostile network): remembered ones stay bounded, and the
+        // latest are still announced once.
+        var announced = 0
+        for i in 0..<5000 where finder.found(tag: "t\(i)", address: "10.0.0.2", port: 9, ours: nil, attemptRunning: false) != nil { announced += 1 }
+        #expect(announced == 5000)
     }
 }

@@ -39,3 +39,48 @@ struct PrivateAdvertisementTests {
         #expect(!k1.isSupersededBy(k1))
     }
 }
+
+/// One workstation's advertisement across rotations, with the time given.
+@Suite("Advertisement rotation")
+struct AdvertisementRotationTests {
+    let key = AdvertisementKey.random(generation: 1), other = AdvertisementKey.random(generation: 2)
+
+    @Test func eachRotationIsNewAndTheNextIsDueOnThePeriodsMultiple() {
+        var r = AdvertisementRotation(keys: [key], periodSeconds: 900)
+        let wait = r.rotate(at: Timestamp(seconds: 9_000 + 100))
+        #expect(wait == 800, "members rotate together, on multiples of the period")
+        let before = (r.name, r.host, r.hint, r.txt(pairing: nil).first { $0.0 == "t" }!.1)
+        #expect(r.rotate(at: Timestamp(seconds: 9_900)) == 900)
+        let after = (r.name, r.host, r.hint, r.txt(pairing: nil).first { $0.0 == "t" }!.1)
+        #expect(before.0 != after.0 && before.1 != after.1 && before.2 != after.2 && before.3 != after.3, "nothing carries over")
+        #expect(r.rotate(at: Timestamp(seconds: 10_799)) == 1, "never less than a second")
+        var short = AdvertisementRotation(keys: [key], periodSeconds: 1)
+        #expect(short.rotate(at: Timestamp(seconds: 5)) == 5, "a period under 10 s is taken as 10 s")
+    }
+
+    @Test func membersRecogniseItAndOnlyTheHintChangesWithTheOffer() {
+        var r = AdvertisementRotation(keys: [key], periodSeconds: 900)
+        let now = Timestamp(seconds: 1_800_000_000)
+        _ = r.rotate(at: now)
+        let t = r.txt(pairing: nil).first { $0.0 == "t" }?.1
+        #expect(r.isMember(advertising: t, at: now))
+        #expect(!AdvertisementRotation(keys: [other], periodSeconds: 900).isMember(advertising: t, at: now), "another account")
+        #expect(AdvertisementRotation(keys: [other, key], periodSeconds: 900).isMember(advertising: t, at: now), "the previous key counts")
+        #expect(!r.isMember(advertising: nil, at: now))
+        let (name, hint) = (r.name, r.hint)
+        r.changed()
+        #expect(r.name == name && r.hint != hint && r.txt(pairing: nil).first { $0.0 == "t" }?.1 == t)
+    }
+
+    @Test func onlyAPairingWindowNamesTheDevice() {
+        var r = AdvertisementRotation(keys: [key], periodSeconds: 900)
+        _ = r.rotate(at: Timestamp(seconds: 0))
+        #expect(r.txt(pairing: nil).map(\.0) == ["v", "h", "t"])
+        let pairing = r.txt(pairing: (tag: "abc", deviceName: String(repeating: "é", count: 100)))
+        #expect(pairing.map(\.0) == ["v", "h", "t", "pair", "n"])
+        #expect(pairing.last!.1.utf8.count <= 64, "the name is cut to fit")
+        #expect(r.instance(advertised: nil) == r.name)
+        #expect(r.instance(advertised: r.name + " (2)") == r.name + " (2)", "Avahi's rename after a collision")
+        #expect(r.instance(advertised: "stale") == r.name, "an earlier rotation's name")
+    }
+}

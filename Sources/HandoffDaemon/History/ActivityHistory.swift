@@ -26,6 +26,8 @@ public actor ActivityHistory {
     let requestTimeout: TimeAmount
     private let group: EventLoopGroup
     private let logger: Logger
+    /// When an offer was seen, and what "now" is for searches and the retention.
+    private let clock: any WallClock
     private var helper: HistoryHelperProcess?
     private var starting: Task<HistoryHelperProcess, any Error>?
     private var inFlight = 0
@@ -48,7 +50,8 @@ public actor ActivityHistory {
 
     init(directory: String, retentionDays: Int64, helperPath: String = HistoryHelperProcess.defaultPath(),
          idleTimeout: TimeAmount = .seconds(60), requestTimeout: TimeAmount = .seconds(10),
-         group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton, logger: Logger) {
+         group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton, clock: any WallClock = SystemClock(), logger: Logger) {
+        self.clock = clock
         self.directory = directory
         self.retentionDays = retentionDays
         self.helperPath = helperPath
@@ -80,9 +83,9 @@ public actor ActivityHistory {
     /// Queues an offer to record (ours or a peer's) and returns at once; offers not
     /// eligible for search are dropped here, without starting the helper. At most the
     /// newest 1024 wait, should the helper be slow.
-    nonisolated func note(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp = SystemClock.now()) {
+    nonisolated func note(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp? = nil) {
         guard offer.search != nil else { return }
-        notes.yield(Noted(offer: offer, device: device, local: local, at: now))
+        notes.yield(Noted(offer: offer, device: device, local: local, at: now ?? clock.now()))
     }
 
     /// The helper's process ID while it runs (diagnostics, tests).
@@ -90,15 +93,15 @@ public actor ActivityHistory {
 
     /// Notes an offer (ours or a peer's). Not eligible for search: nothing is kept, and
     /// the helper is not started for it.
-    func record(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp = SystemClock.now()) async {
+    func record(_ offer: ActivitySummary, device: PeerDevice, local: Bool, at now: Timestamp? = nil) async {
         guard offer.search != nil else { return }
-        do { _ = try await call(.record(offer, device: device, local: local, at: now)) } catch {
+        do { _ = try await call(.record(offer, device: device, local: local, at: now ?? clock.now())) } catch {
             logger.warning("could not record an activity in the history", metadata: ["error": "\(error.message)"])
         }
     }
 
-    func search(_ q: HistoryQuery, at now: Timestamp = SystemClock.now()) async throws(HandoffError) -> [HistoryEntry] {
-        let value = try await call(.search(q, at: now))
+    func search(_ q: HistoryQuery, at now: Timestamp? = nil) async throws(HandoffError) -> [HistoryEntry] {
+        let value = try await call(.search(q, at: now ?? clock.now()))
         do { return try HistoryEntry.list(json: value) } catch { throw HistoryFailure.badReply(error) }
     }
 
@@ -111,8 +114,8 @@ public actor ActivityHistory {
     /// Drops what is older than the retention; returns how many (0 if that failed: it is
     /// tried again next time, and searches never show those entries anyway).
     @discardableResult
-    func expire(at now: Timestamp = SystemClock.now()) async -> Int {
-        do { return try integer(await call(.expire(at: now))) } catch {
+    func expire(at now: Timestamp? = nil) async -> Int {
+        do { return try integer(await call(.expire(at: now ?? clock.now()))) } catch {
             logger.warning("could not drop old history entries", metadata: ["error": "\(error.message)"])
             return 0
         }

@@ -32,7 +32,7 @@ struct PairingWindow {
     private(set) var attempt: Attempt?
     private(set) var attempts = 0
     private(set) var paired: (id: DeviceID, name: String)?
-    private(set) var lastFailure: String?
+    private(set) var lastFailure: PairingFailure?
     /// Changes with each window: what the advertisement carries while pairing.
     private(set) var tag: String?
     private var nextID: UInt64 = 1
@@ -50,7 +50,7 @@ struct PairingWindow {
         lastFailure = nil
     }
 
-    mutating func close(_ reason: String?) {
+    mutating func close(_ reason: PairingFailure?) {
         expiresAt = nil
         tag = nil
         if let reason, paired == nil { lastFailure = reason }
@@ -96,27 +96,27 @@ struct PairingWindow {
     }
 
     /// Something failed outside an attempt (the other workstation could not be reached).
-    mutating func noteFailure(_ message: String) {
-        lastFailure = message
+    mutating func noteFailure(_ failure: PairingFailure) {
+        lastFailure = failure
     }
 
     /// The attempt's connection ended without success.
-    mutating func attemptEnded(_ id: UInt64, reason: String) {
+    mutating func attemptEnded(_ id: UInt64, reason: PairingFailure) {
         guard attempt?.id == id else { return }
         attempt = nil
         lastFailure = reason
-        if attempts >= Self.maximumAttempts { close("\(Self.maximumAttempts) attempts failed; run `handoffctl pair` again") }
+        if attempts >= Self.maximumAttempts { close(.tooManyAttempts(Self.maximumAttempts)) }
     }
 
     mutating func expire(at now: Timestamp) {
         guard let e = expiresAt, now >= e else { return }
-        close(attempt == nil ? "no other workstation paired within 2 minutes: run `handoffctl pair` on both at about the same time" : "the 2 minutes ran out before both sides confirmed")
+        close(attempt == nil ? .nobodyPaired : .timeRanOut)
     }
 
     func status(at now: Timestamp) -> PairingStatus {
         if let p = paired { return PairingStatus(state: .paired, peer: PeerDevice(id: p.id.description, name: p.name)) }
-        guard isOpen(at: now) else { return PairingStatus(state: lastFailure == nil ? .closed : .failed, message: lastFailure) }
-        guard let a = attempt else { return PairingStatus(state: lastFailure == nil ? .waiting : .failed, expiresAt: expiresAt, message: lastFailure) }
+        guard isOpen(at: now) else { return PairingStatus(state: lastFailure == nil ? .closed : .failed, message: lastFailure?.description) }
+        guard let a = attempt else { return PairingStatus(state: lastFailure == nil ? .waiting : .failed, expiresAt: expiresAt, message: lastFailure?.description) }
         return PairingStatus(state: a.code == nil ? .exchanging : .code, expiresAt: expiresAt, code: a.code,
                              peer: PeerDevice(id: a.peer.description, name: a.name), peerAddress: a.address,
                              confirmedHere: a.confirmedHere, confirmedThere: a.confirmedThere)

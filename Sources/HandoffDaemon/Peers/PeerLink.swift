@@ -7,7 +7,7 @@ import NIOCore
 /// One authenticated connection to a trusted peer, after the hello. Writes go through a
 /// bounded queue drained by the connection's writer task; fetches wait for their answer
 /// by request id.
-final class PeerLink: Sendable {
+final class PeerLink: BookedLink {
     let deviceID: DeviceID
     let deviceName: String
     /// Whether we dialled: with two connections to one peer, both sides keep the one
@@ -24,24 +24,26 @@ final class PeerLink: Sendable {
     /// The mDNS instance name the peer said it advertises (its hello), if it did.
     let instance: String?
     private let outbound: AsyncStream<PeerMessage>.Continuation
-    private let state = NIOLockedValueBox(State())
+    /// Where fetch timeouts are scheduled.
+    private let timers: any Timers
+    private let fetches = NIOLockedValueBox(FetchRequests<Waiter>())
 
-    private struct State {
-        var nextRequest: UInt64 = 1
-        var pending: [UInt64: (CheckedContinuation<PeerMessage.FetchResult, Never>, Scheduled<Void>?)] = [:]
-        var closed = false
-        var fetchesInFlight = 0
+    /// A fetch we sent: the task waiting for its answer, and its timeout.
+    private struct Waiter {
+        let answer: CheckedContinuation<PeerMessage.FetchResult, Never>
+        var timeout: ScheduledTimer?
     }
 
     /// Fetches of this peer's that we are answering (PeerSession caps them).
-    var fetchesInFlight: Int { state.withLockedValue { $0.fetchesInFlight } }
+    var fetchesInFlight: Int { fetches.withLockedValue { $0.answering } }
 
-    func beginFetch() { state.withLockedValue { $0.fetchesInFlight += 1 } }
+    func beginFetch() { fetches.withLockedValue { $0.beginAnswering() } }
 
-    func endFetch() { state.withLockedValue { $0.fetchesInFlight -= 1 } }
+    func endFetch() { fetches.withLockedValue { $0.endAnswering() } }
 
     init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, peerListenPort: UInt16?, channel: Channel,
-         outbound: AsyncStream<PeerMessage>.Continuation, clockSkewSeconds: Double? = nil, instance: String? = nil) {
+         outbound: AsyncStream<PeerMessage>.Continuation, timers: any Timers, clockSkewSeconds: Double? = nil, instance: String? = nil) {
+        self.timers = timers
         self.clockSkewSeconds = clockSkewSeconds
         self.instance = instance
         var address = channel.remoteAddress
@@ -54,8 +56,6 @@ final class PeerLink: Sendable {
         self.channel = channel
         self.outbound = outbound
     }
-
-    var device: PeerDevice { PeerDevice(id: deviceID.description, name: deviceName) }
 
     /// Whether this mDNS result is the instance the peer said it advertises.
     func advertises(_ key: ServiceKey) -> Bool { key.domain == "local" && instance == key.name }
@@ -70,43 +70,29 @@ final class PeerLink: Sendable {
     /// Asks the peer for an activity's full payload; a failure result on timeout or loss.
     func fetch(_ id: ActivityID, timeout: TimeAmount) async -> PeerMessage.FetchResult {
         await withCheckedContinuation { (c: CheckedContinuation<PeerMessage.FetchResult, Never>) in
-            let request: UInt64? = state.withLockedValue { s in
-                guard !s.closed else { return nil }
-                let r = s.nextRequest
-                s.nextRequest += 1
-                s.pending[r] = (c, nil)
-                return r
-            }
-            guard let request else {
+            guard let request = fetches.withLockedValue({ $0.open(Waiter(answer: c)) }) else {
                 c.resume(returning: .failure(code: "peer-gone", message: "the connection to \(deviceName) is closed"))
                 return
             }
-            let timer = channel.eventLoop.scheduleTask(in: timeout) { [self] in
+            let timer = timers.schedule(in: .nanoseconds(timeout.nanoseconds)) { [self] in
                 resolve(request, .failure(code: "timeout", message: "\(deviceName) did not answer within \(timeout.nanoseconds / 1_000_000) ms"))
             }
-            state.withLockedValue { s in
-                if s.pending[request] != nil { s.pending[request]!.1 = timer } else { timer.cancel() }
-            }
+            if !fetches.withLockedValue({ $0.update(request, Waiter(answer: c, timeout: timer)) }) { timer.cancel() }
             send(.fetch(requestID: request, activityID: id))
         }
     }
 
     func resolve(_ request: UInt64, _ result: PeerMessage.FetchResult) {
-        guard let (c, timer) = state.withLockedValue({ $0.pending.removeValue(forKey: request) }) else { return }
-        timer?.cancel()
-        c.resume(returning: result)
+        guard let waiter = fetches.withLockedValue({ $0.resolve(request) }) else { return }
+        waiter.timeout?.cancel()
+        waiter.answer.resume(returning: result)
     }
 
     /// Ends the connection; pending fetches fail with `peer-gone`.
     func close() {
-        let pending = state.withLockedValue { s -> [(CheckedContinuation<PeerMessage.FetchResult, Never>, Scheduled<Void>?)] in
-            s.closed = true
-            defer { s.pending.removeAll() }
-            return Array(s.pending.values)
-        }
-        for (c, timer) in pending {
-            timer?.cancel()
-            c.resume(returning: .failure(code: "peer-gone", message: "the connection to \(deviceName) closed"))
+        for waiter in fetches.withLockedValue({ $0.close() }) {
+            waiter.timeout?.cancel()
+            waiter.answer.resume(returning: .failure(code: "peer-gone", message: "the connection to \(deviceName) closed"))
         }
         outbound.finish()
         channel.close(promise: nil)

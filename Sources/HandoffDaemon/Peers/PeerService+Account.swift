@@ -17,20 +17,20 @@ extension PeerService {
             }
         }
         Self.sendAccount(account.statements, to: link)
-        if let key = advertisementKeys.first { link.send(.advertisementKey(generation: key.generation, key: key.key)) }
+        if let key = rotation.keys.first { link.send(.advertisementKey(generation: key.generation, key: key.key)) }
     }
 
     /// Members converge on the greatest key; a new one means a new advertisement now.
     func heardAdvertisementKey(_ key: AdvertisementKey, from link: PeerLink) {
-        guard let current = advertisementKeys.first, current.isSupersededBy(key) else { return }
+        guard let current = rotation.keys.first, current.isSupersededBy(key) else { return }
         adoptAdvertisementKey(key, except: link)
     }
 
     /// Makes `key` current (the old one stays as the previous: members away during the
     /// change still advertise with it), tells the other members, and re-advertises.
     func adoptAdvertisementKey(_ key: AdvertisementKey, except: PeerLink?) {
-        advertisementKeys = [key] + advertisementKeys.prefix(1)
-        do { try accountStore.keys.save(advertisementKeys) } catch {
+        rotation.keys = [key] + rotation.keys.prefix(1)
+        do { try accountStore.keys.save(rotation.keys) } catch {
             logger.error("could not save the advertisement key", metadata: ["error": "\(error)"])
         }
         // Never to a device no longer trusted (a removed one whose link is still closing).
@@ -87,7 +87,7 @@ extension PeerService {
         let (members, removed) = account.membership
         for m in members where m.id != identity.deviceID && !trust.isTrusted(m.id) {
             do {
-                try trust.trust(m.id, name: m.name)
+                try trust.trust(m.id, name: m.name, at: clock.now())
                 logger.info("trusted as a member of the account", metadata: ["name": "\(m.name)", "id": "\(m.id.shortID)"])
                 trusted(m.id)
             } catch {
@@ -96,7 +96,7 @@ extension PeerService {
         }
         for r in removed where r.id != identity.deviceID && trust.isTrusted(r.id) {
             _ = try? trust.untrust(r.id)  // in force even if the file cannot be written
-            links[r.id]?.close()
+            perform(book.untrusted(r.id))
             logger.info("removed from the account: no longer trusted", metadata: ["name": "\(r.name)", "id": "\(r.id.shortID)"])
         }
     }
@@ -138,7 +138,7 @@ extension PeerService {
             await accountChanged([s], except: nil)
             // A new advertisement key the removed device never hears: it cannot recognise
             // the members' advertisements any more.
-            adoptAdvertisementKey(.random(generation: (advertisementKeys.first?.generation ?? 0) + 1), except: nil)
+            adoptAdvertisementKey(.random(generation: (rotation.keys.first?.generation ?? 0) + 1), except: nil)
         } catch {
             throw HandoffError(.internal, code: "internal", message: "could not sign the removal: \(error)")
         }

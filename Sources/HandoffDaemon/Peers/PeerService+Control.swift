@@ -52,12 +52,9 @@ extension PeerService {
 
     func offers() -> [Offer] {
         let now = clock.now()
-        var list: [Offer] = []
-        for (id, link) in links.sorted(by: { $0.key < $1.key }) {
-            guard let offer = devices[id]?.offer, !(offer.expirationDate.map { $0 <= now } ?? false) else { continue }
-            list.append(Offer(device: link.device, activity: offer, ageSeconds: Double(offer.updatedAt.nanoseconds(until: now)) / 1e9))
+        return book.offers(at: now).map { link, offer in
+            Offer(device: link.device, activity: offer, ageSeconds: Double(offer.updatedAt.nanoseconds(until: now)) / 1e9)
         }
-        return list
     }
 
     func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> TrustChange {
@@ -73,7 +70,7 @@ extension PeerService {
             throw HandoffError(.conflict, code: "removed", message: "\(id) was removed from your account on \(r.removedAt.rfc3339); removal is final: a device can come back only with a new identity")
         }
         let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
-        do { try trust.trust(id, name: chosen, address: address) } catch {
+        do { try trust.trust(id, name: chosen, address: address, at: clock.now()) } catch {
             throw .notSaved("the trusted devices", error)
         }
         if let address { addStaticPeer(address) }
@@ -96,11 +93,11 @@ extension PeerService {
         }
         let was: Bool
         do { was = try trust.untrust(id) } catch {
-            links[id]?.close()  // untrusted in force already; only the file failed
+            perform(book.untrusted(id))  // untrusted in force already; only the file failed
             throw HandoffError(.internal, code: "internal", message: "untrusted now, but the trusted devices file could not be saved (\(error)); it may be trusted again after a restart")
         }
         guard was else { throw HandoffError(.notFound, code: "not_trusted", message: "\(id) was not trusted") }
-        links[id]?.close()
+        perform(book.untrusted(id))
         return TrustChange(deviceID: id.description, trusted: false)
     }
 

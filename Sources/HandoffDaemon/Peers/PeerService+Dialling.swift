@@ -39,7 +39,7 @@ extension PeerService {
         let (trustStore, linked) = (trust, links)
         let missing = trustStore.all.filter { linked[$0.id] == nil }
         let members = Set(account.membership.members.map(\.id))
-        let (keys, epoch) = (advertisementKeys.map(\.key), PrivateAdvertisement.epoch(at: clock.now()))
+        let (keys, epoch) = (rotation.keys.map(\.key), PrivateAdvertisement.epoch(at: clock.now()))
         return DialFacts(
             isTrusted: { trustStore.isTrusted($0) }, isLinked: { linked[$0] != nil },
             isMember: { t in t.map { PrivateAdvertisement.verifies($0, keys: keys, epoch: epoch) } ?? false },
@@ -68,10 +68,7 @@ extension PeerService {
 
     /// The instance name the hello of a link states: the advertised one (Avahi may have
     /// renamed it after a collision), or the one being registered after a rotation.
-    var advertisedInstance: String {
-        if let name = advertisedName, name.hasPrefix(rotationName) { return name }
-        return rotationName
-    }
+    var advertisedInstance: String { rotation.instance(advertised: advertisedName) }
 
     /// After a link came or went: whose changes matter may have changed for every instance.
     func updateWatches() { perform(dialBook.watchAll(dialFacts)) }
@@ -112,16 +109,6 @@ extension PeerService {
     }
 
     func noteUntrusted(_ id: DeviceID, address: String, name: String?) {
-        // Strangers can show any number of certificates: remember only the latest few.
-        let strangers = devices.values.filter { !trust.isTrusted($0.id) && links[$0.id] == nil }
-        if devices[id] == nil, strangers.count >= PeerService.rememberedStrangers,
-           let oldest = strangers.min(by: { ($0.lastSeen ?? Timestamp(seconds: 0)) < ($1.lastSeen ?? Timestamp(seconds: 0)) }) {
-            devices[oldest.id] = nil
-        }
-        var record = devices[id] ?? DeviceRecord(id: id, name: name ?? "")
-        if let name, record.name.isEmpty { record.name = name }
-        record.addresses.insert(address)
-        record.lastSeen = clock.now()
-        devices[id] = record
+        book.sawStranger(id, name: name, address: address, isTrusted: trust.isTrusted, at: clock.now())
     }
 }

@@ -22,6 +22,7 @@ extension PeerService {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
         let ourPort = await listenPort
         let ourInstance = purpose == .link ? await advertisedInstance : nil
+        var attached: PeerLink?
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort),
@@ -61,11 +62,11 @@ extension PeerService {
                 // The name the user gave at trust time wins over the one the peer calls itself.
                 let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
-                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn,
+                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn, timers: timers,
                                     clockSkewSeconds: hello.time.map { Double(clock.now().nanoseconds(until: $0)) / 1e9 },
                                     instance: hello.instance)
                 guard await attach(link, service: dialled) else { return }
-                link.send(.subscribe)
+                attached = link
                 await linked(link, certificate: try certificate.toDERBytes())
                 // One writer drains the link's queue; this task reads.
                 async let writing: Void = PeerService.drain(queue, into: outbound)
@@ -90,7 +91,7 @@ extension PeerService {
         } catch {
             logger.debug("peer connection ended", metadata: ["remote": "\(remote)", "error": "\(error)"])
         }
-        await detachAll(channel.channel)
+        if let attached { await detach(attached) }
     }
 
     static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>) async throws {
@@ -99,16 +100,14 @@ extension PeerService {
 
     func handle(_ message: PeerMessage, from link: PeerLink) async throws {
         // A link replaced by a newer one may still deliver what it had buffered: ignore it.
-        guard links[link.deviceID] === link else { return }
+        guard book.isCurrent(link) else { return }
         switch PeerSession.step(for: message, fetchesInFlight: link.fetchesInFlight) {
         case .violation(let code, let message):
             throw PeerProtocolError(code: code, message: message)
         case .subscribe:
-            subscribers[link.deviceID] = link
-            link.send(.offer(currentOffer))
+            perform(book.subscribe(link))
         case .recordOffer(let summary):
-            devices[link.deviceID, default: DeviceRecord(id: link.deviceID, name: link.deviceName)].offer = summary
-            await registry.broadcast(.peerOffer(link.device, summary))
+            perform(book.received(summary, from: link))
             if let summary, let history { history.note(summary, device: link.device, local: false) }
         case .refuseFetch(let request, let code, let message):
             link.send(.fetched(requestID: request, .failure(code: code, message: message)))
@@ -146,47 +145,36 @@ extension PeerService {
         }
     }
 
-    /// Registers a new link. With two connections to one peer, both sides keep the one
-    /// dialled by the smaller device ID; returns false when `link` is the one to drop.
+    /// Registers a new link (`PeerBook.attach`); false when `link` is the one to drop.
     func attach(_ link: PeerLink, service: ServiceKey?) -> Bool {
-        let replacing = links[link.deviceID] != nil
-        if let existing = links[link.deviceID] {
-            // Dialled from opposite ends at once: keep the one the smaller ID dialled. Dialled
-            // from the same end: the new one replaces the old (its peer may have restarted
-            // while our old socket still looks open).
-            let keepNew = DialPolicy.keepsNewLink(existingDialledBy: existing.dialledBy, newDialledBy: link.dialledBy)
-            if !keepNew { return false }
-            existing.close()
-            subscribers[link.deviceID] = nil
-        }
         // Trust may have been withdrawn while this connection was saying hello.
-        guard trust.isTrusted(link.deviceID) else { return false }
-        links[link.deviceID] = link
-        var record = devices[link.deviceID] ?? DeviceRecord(id: link.deviceID, name: link.deviceName)
-        record.name = trust.entry(link.deviceID)?.name.nonEmpty ?? link.deviceName
-        record.addresses.insert(link.remoteAddress)
-        record.lastSeen = clock.now()
-        devices[link.deviceID] = record
+        let trusted = trust.isTrusted(link.deviceID)
+        guard let actions = book.attach(link, trusted: trusted, trustedName: trust.entry(link.deviceID)?.name.nonEmpty, at: clock.now()) else { return false }
         dialBook.linked(link.deviceID, dialled: service, advertises: link.advertises)
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
+        perform(actions)
         updateWatches()
-        if !replacing {  // a replaced duplicate is the same peer, still connected
-            peerEvents.yield(.peerConnected(link.device))
-        }
         return true
     }
 
-    func detachAll(_ channel: Channel) {
-        guard let (id, link) = links.first(where: { $0.value.channel === channel }) else { return }
-        links[id] = nil
-        subscribers[id] = nil
-        devices[id]?.lastSeen = clock.now()
-        let hadOffer = devices[id]?.offer != nil
-        devices[id]?.offer = nil
+    /// The link's connection ended: its offer goes, and its instance may be dialled again.
+    func detach(_ link: PeerLink) {
+        let actions = book.detach(link, at: clock.now())
+        guard !actions.isEmpty else { return }  // replaced by a newer link
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
-        if hadOffer { peerEvents.yield(.peerOffer(link.device, nil)) }
-        peerEvents.yield(.peerDisconnected(link.device, reason: "connection closed"))
-        perform(dialBook.unlinked(id, dialFacts, at: clock.now()))
+        perform(actions)
+        perform(dialBook.unlinked(link.deviceID, dialFacts, at: clock.now()))
         updateWatches()
+    }
+
+    /// Does what the peer book decided.
+    func perform(_ actions: [PeerBook<PeerLink>.Action]) {
+        for action in actions {
+            switch action {
+            case .close(let link): link.close()
+            case .send(let link, let message): link.send(message)
+            case .emit(let event): peerEvents.yield(event)
+            }
+        }
     }
 }

@@ -37,8 +37,7 @@ extension PeerService {
         if !pairing.isOpen(at: now) {
             pairing.open(at: now, tag: String(ActivityID.random().rawValue.prefix(12)))
             pairingOpen.withLockedValue { $0 = true }
-            pairingDialled = []
-            pairingUnreachable = []
+            pairingFinder.windowOpened()
             pairingTimer?.cancel()
             pairingTimer = timers.schedule(in: .nanoseconds(PairingWindow.duration)) {
                 _ = Task { await self.pairingExpired() }
@@ -70,13 +69,13 @@ extension PeerService {
             throw HandoffError(.conflict, code: "no_code", message: "no pairing code is shown here yet: the two workstations are still working it out")
         case .mismatch:
             let shown = pairing.attempt?.code ?? "?"
-            let reason = "the code given (\(code)) is not the one shown here (\(shown)): pairing stopped. If it was typed correctly, something may be in the middle: pair again on a network you trust"
+            let reason = PairingFailure.codeMismatch(given: code, shown: shown)
             // Not another attempt in this window: a wrong code may mean someone is listening.
             pairing.close(reason)
             closePairingWindow()
             logger.warning("pairing code mismatch", metadata: ["shown": "\(shown)"])
             await announcePairing()
-            throw HandoffError(.conflict, code: "code_mismatch", message: reason)
+            throw HandoffError(.conflict, code: "code_mismatch", message: reason.description)
         case .confirmed(let trustNow):
             attempt.confirm.yield(())
             if trustNow { await completePairing(attempt.id) }
@@ -87,7 +86,7 @@ extension PeerService {
 
     func cancelPairing() async -> PairingStatus {
         if pairing.isOpen(at: clock.now()) {
-            pairing.close("cancelled")
+            pairing.close(.cancelled)
             closePairingWindow()
             await announcePairing()
         }
@@ -132,24 +131,21 @@ extension PeerService {
 
     // MARK: - Discovery
 
-    /// Both windows open: the side with the smaller tag dials, once per tag and address.
-    /// Only theirs open: tell the user (a notification may offer to pair), once per tag.
+    /// Another workstation's pairing advertisement: dial it, or tell the user (`PairingDiscovery`).
     func considerPairing(_ key: ServiceKey) {
-        let now = clock.now()
-        guard let record = services[key], !record.isSelf, let theirs = record.service.txt["pair"], !theirs.isEmpty else { return }
-        guard pairing.isOpen(at: now) else {
-            if pairingAnnounced.count >= 64 { pairingAnnounced.removeAll() }
-            guard pairingAnnounced.insert(theirs).inserted else { return }
+        guard let record = services[key], !record.isSelf, let theirs = record.service.txt["pair"] else { return }
+        let ours = pairing.isOpen(at: clock.now()) ? pairing.tag : nil
+        switch pairingFinder.found(tag: theirs, address: record.service.address, port: Int(record.service.port), ours: ours,
+                                   attemptRunning: pairing.attempt != nil) {
+        case .dial(let address, let port, let tag):
+            enqueue(.dialToPair(address: address, port: port, tag: tag, given: nil))
+        case .announce:
             let name = AccountStatement.cut(record.service.txt["n"] ?? "", toBytes: 64)
             let event = ControlEvent.pairingAvailable(name: name.isEmpty ? "a workstation" : name, address: Self.tidy([record.service.address]).first ?? "")
             Task { await registry.broadcast(event) }
-            return
+        case nil:
+            break
         }
-        guard pairing.attempt == nil, let ours = pairing.tag, theirs != ours, ours < theirs else { return }
-        // One dial per tag at a time: two connections at once (its IPv4 and IPv6
-        // addresses) could each take one side's only attempt slot and both fail.
-        guard !pairingUnreachable.contains(theirs + "@" + record.service.address), pairingDialled.insert(theirs).inserted else { return }
-        enqueue(.dialToPair(address: record.service.address, port: Int(record.service.port), tag: theirs, given: nil))
     }
 
     nonisolated func dialToPair(address host: String, port: Int, tag: String?, given: String?) async {
@@ -160,19 +156,18 @@ extension PeerService {
             await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given, pairingHost: host)
         } catch {
             logger.info("could not reach a workstation to pair with", metadata: ["address": "\(host)", "port": "\(port)", "error": "\(error)"])
-            await pairingDialFailed("could not reach \(host) port \(port) to pair: \(error)", tag: tag, address: host)
+            await pairingDialFailed(.unreachable(host: host, port: port, error: "\(error)"), tag: tag, address: host)
         }
     }
 
-    private func pairingDialFailed(_ message: String, tag: String?, address: String) async {
+    private func pairingDialFailed(_ failure: PairingFailure, tag: String?, address: String) async {
         if let tag {
             // Another of its addresses may do: try those not tried yet.
-            pairingDialled.remove(tag)
-            pairingUnreachable.insert(tag + "@" + address)
+            pairingFinder.dialFailed(tag: tag, address: address)
             for key in services.keys { considerPairing(key) }
         }
         guard pairing.attempt == nil, pairing.isOpen(at: clock.now()) else { return }
-        pairing.noteFailure(message)
+        pairing.noteFailure(failure)
         await announcePairing()
     }
 
@@ -199,7 +194,7 @@ extension PeerService {
         let noCode = channel.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
         let writer = Task { for await _ in confirms { try? await outbound.write(.pairConfirm) } }
         var exchange = PairingExchange(role: role, own: identity.deviceID, peer: peer)
-        var reason = "the other workstation ended the pairing"
+        var reason = PairingFailure.otherEnded
         do {
             for m in exchange.opening() { try await outbound.write(m) }
             loop: while let m = try await messages.next() {
@@ -216,17 +211,17 @@ extension PeerService {
                     }
                     if await pairingConfirmedThere(id) { break loop }
                 case .error(_, let message):
-                    reason = "the other workstation stopped: \(message)"
+                    reason = .otherStopped(message)
                     break loop
                 default:
                     throw PairingExchange.Failure(code: "unexpected-message", description: "only pairing messages belong on a pairing connection")
                 }
             }
         } catch let f as PairingExchange.Failure {
-            reason = f.description
+            reason = .exchangeFailed(f)
             try? await outbound.write(.error(code: f.code, message: f.description))
         } catch {
-            reason = "the pairing connection failed: \(error)"
+            reason = .connectionFailed("\(error)")
         }
         // Our own pairConfirm may still be queued (the user confirmed just as the other
         // side's arrived): let the writer send it before the connection closes.
@@ -267,8 +262,8 @@ extension PeerService {
     private func completePairing(_ id: UInt64) async {
         guard let a = pairing.attempt, a.id == id else { return }
         let given = pairingAttempt?.dialledAddress
-        do { try trust.trust(a.peer, name: a.name, address: given) } catch {
-            pairing.attemptEnded(id, reason: "could not save the trusted devices: \(error)")
+        do { try trust.trust(a.peer, name: a.name, address: given, at: clock.now()) } catch {
+            pairing.attemptEnded(id, reason: .notSaved("\(error)"))
             pairingAttempt?.channel.close(promise: nil)
             await announcePairing()
             return
@@ -302,7 +297,7 @@ extension PeerService {
         if let channel { channel.eventLoop.scheduleTask(in: .seconds(3)) { channel.close(promise: nil) } }
     }
 
-    private func pairingAttemptEnded(_ id: UInt64, reason: String) async {
+    private func pairingAttemptEnded(_ id: UInt64, reason: PairingFailure) async {
         if pairingAttempt?.id == id { pairingAttempt = nil }
         guard pairing.attempt?.id == id else { return }
         pairing.attemptEnded(id, reason: reason)

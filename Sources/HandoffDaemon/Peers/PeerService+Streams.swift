@@ -16,35 +16,17 @@ extension PeerService {
     static let streamAnswerMargin: TimeAmount = .seconds(5)
     /// A stream connection must say which activity it wants within this.
     static let streamOpenTimeout: TimeAmount = .seconds(10)
-    static let rememberedContinuations = 64
 
     // MARK: - Bookkeeping (on the actor)
 
-    func rememberContinued(_ id: ActivityID, from device: DeviceID) {
-        if continuedFrom.updateValue(device, forKey: id) == nil { continuedOrder.append(id) }
-        if continuedOrder.count > PeerService.rememberedContinuations { continuedFrom[continuedOrder.removeFirst()] = nil }
-    }
+    func rememberContinued(_ id: ActivityID, from device: DeviceID) { book.continued(id, from: device) }
 
     /// The connected link to the workstation an activity was continued from (or that offers it).
-    func originLink(for id: ActivityID) -> PeerLink? {
-        if let device = continuedFrom[id], let link = links[device] { return link }
-        return links.first { devices[$0.key]?.offer?.id == id }?.value
-    }
+    func originLink(for id: ActivityID) -> PeerLink? { book.origin(of: id) }
 
-    func beginStream(_ peer: DeviceID, outgoing: Bool) -> Bool {
-        var c = streamCounts[peer] ?? (0, 0)
-        let open = outgoing ? c.outgoing : c.incoming
-        guard open < settings.maximumStreamsPerPeer else { return false }
-        if outgoing { c.outgoing += 1 } else { c.incoming += 1 }
-        streamCounts[peer] = c
-        return true
-    }
+    func beginStream(_ peer: DeviceID, outgoing: Bool) -> Bool { book.beginStream(peer, outgoing: outgoing) }
 
-    func endStream(_ peer: DeviceID, outgoing: Bool) {
-        guard var c = streamCounts[peer] else { return }
-        if outgoing { c.outgoing -= 1 } else { c.incoming -= 1 }
-        streamCounts[peer] = c.incoming == 0 && c.outgoing == 0 ? nil : c
-    }
+    func endStream(_ peer: DeviceID, outgoing: Bool) { book.endStream(peer, outgoing: outgoing) }
 
     // MARK: - Continuing side
 

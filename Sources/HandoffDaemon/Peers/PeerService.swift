@@ -38,13 +38,13 @@ public actor PeerService: Service {
     /// Apps' restoration state, some of which may go with a continued activity.
     let restoration: RestorationStore?
 
-    var devices: [DeviceID: DeviceRecord] = [:]
     /// Every instance known, and what dialling it taught (`DialBook`).
     var dialBook: DialBook
     var services: [ServiceKey: ServiceRecord] { dialBook.services }
-    var links: [DeviceID: PeerLink] = [:]
-    var subscribers: [DeviceID: PeerLink] = [:]
-    var currentOffer: ActivitySummary?
+    /// The links, the offers on both sides, the devices met and the streams (`PeerBook`).
+    var book: PeerBook<PeerLink>
+    var links: [DeviceID: PeerLink] { book.links }
+    var devices: [DeviceID: DeviceRecord] { book.devices }
     var listenPort = 0
     var discovery: DiscoveryStatus = .unavailable("peer discovery is starting")
     var advertisedName: String?
@@ -52,35 +52,22 @@ public actor PeerService: Service {
     /// `adopt`); false once the listener is closed and accepting has ended.
     var accepted: [PeerChannel] = []
     var accepting = true
-    /// Which device each recently continued activity came from, for stream requests.
-    var continuedFrom: [ActivityID: DeviceID] = [:]
-    var continuedOrder: [ActivityID] = []
     /// Continued here lately, for the apps launched to continue them.
     var continued = ContinuedActivities()
-    /// Open continuation streams per peer: (incoming, outgoing).
-    var streamCounts: [DeviceID: (incoming: Int, outgoing: Int)] = [:]
     /// Pairing by code: the window, the attempt's connection, and whether the TLS
     /// verifier lets strangers in (read on NIO threads, hence the box).
     var pairing = PairingWindow()
     var pairingAttempt: PairingConnection?
     var pairingTimer: ScheduledTimer?
     let pairingOpen = NIOLockedValueBox(false)
-    /// Pair tags dialled in this window (one dial per tag), and addresses that failed.
-    var pairingDialled: Set<String> = []
-    var pairingUnreachable: Set<String> = []
-    /// Pair tags of other workstations already announced (pairing-available).
-    var pairingAnnounced: Set<String> = []
-    /// The private advertisement: the shared key (current, previous), this rotation's
-    /// random name, nonce and epoch, and the timer of the next rotation.
-    var advertisementKeys: [AdvertisementKey] = []
-    var rotationName = PrivateAdvertisement.randomHex(6)
-    /// The SRV target's random host name, published with this host's addresses.
-    var rotationHost = PrivateAdvertisement.randomHex(6)
+    /// Which pairing advertisements were dialled or announced.
+    var pairingFinder = PairingDiscovery()
+    /// The private advertisement: the account's key, this rotation's random names, nonce
+    /// and hint (`AdvertisementRotation`), and the timer of the next rotation.
+    var rotation: AdvertisementRotation
+    var rotationTimer: ScheduledTimer?
     /// This host's addresses and routes, kept current by `NetworkWatch`.
     var network = NetworkWatch.snapshot()
-    var rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
-    var rotationEpoch: Int64 = 0
-    var rotationTimer: ScheduledTimer?
     /// The account of devices (membership log), kept in `account.json`.
     var account: AccountLog
     let accountStore: AccountStore
@@ -127,16 +114,18 @@ public actor PeerService: Service {
         dialBook = DialBook(policy: DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
                                                     maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds,
                                                     untrustedRetry: settings.untrustedRetry.nanoseconds))
+        book = PeerBook(maximumStreamsPerPeer: settings.maximumStreamsPerPeer)
         self.accountStore = accountStore
         account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
         _ = account.merge(accountStore.load(logger: logger))
-        advertisementKeys = accountStore.keys.load(logger: logger)
-        if advertisementKeys.isEmpty {
-            advertisementKeys = [AdvertisementKey.random(generation: 1)]
-            do { try accountStore.keys.save(advertisementKeys) } catch {
+        var keys = accountStore.keys.load(logger: logger)
+        if keys.isEmpty {
+            keys = [AdvertisementKey.random(generation: 1)]
+            do { try accountStore.keys.save(keys) } catch {
                 logger.error("could not save the advertisement key", metadata: ["error": "\(error)"])
             }
         }
+        rotation = AdvertisementRotation(keys: keys, periodSeconds: settings.advertisementRotationSeconds)
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
         (peerEventStream, peerEvents) = AsyncStream.makeStream(of: ControlEvent.self)
     }
@@ -236,7 +225,7 @@ public actor PeerService: Service {
     /// and Avahi stop after this, as services of their own (`Daemon`).
     private func stop() async {
         rotationTimer?.cancel()
-        for link in links.values { link.close() }
+        perform(book.closeAll())
         accepting = false
         work.finish()
         // Accepted but never served (the work loop was cancelled before it got to them).
@@ -333,64 +322,38 @@ public actor PeerService: Service {
     // MARK: - Our offer
 
     private func offerChanged(_ offer: ActivitySummary?) {
-        currentOffer = offer
-        for link in subscribers.values { link.send(.offer(offer)) }
+        perform(book.offerChanged(offer))
         if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
         // The first value is the offer at start, which the start's advertisement (a fresh
         // hint) covers already: a TXT update now would only add an announcement while the
         // service is still probing, when 32 workstations start together.
         defer { offerKnown = true }
-        guard offerKnown else { return }
-        // The change hint tells browsers something changed, not what.
-        if let avahi { avahi.publish(advertisement(newHint: true)) }
+        guard offerKnown, let avahi else { return }
+        rotation.changed()
+        avahi.publish(advertisement())
     }
 
     private var offerKnown = false
 
-    private var changeHint = PeerService.newHint()
-
-    private static func newHint() -> String { String(ActivityID.random().rawValue.prefix(8)) }
-
-    /// Nothing stable and nothing that names the device: a random name and nonce for this
-    /// rotation, and a tag only the account's members can check (PeerProtocol.md §3.1).
-    private func advertisement(newHint: Bool = false) -> ServiceAdvertisement {
-        if newHint { changeHint = PeerService.newHint() }
-        let key = advertisementKeys.first?.key ?? []
-        var txt = [("v", "\(PeerHello.currentVersion)"), ("h", changeHint),
-                   ("t", PrivateAdvertisement.txt(key: key, epoch: rotationEpoch, nonce: rotationNonce))]
-        // While pairing: a random tag for this window, and the name the user will see.
-        if let tag = pairing.tag, pairing.isOpen(at: clock.now()) {
-            txt.append(("pair", tag))
-            txt.append(("n", AccountStatement.cut(deviceName, toBytes: 64)))
-        }
-        return ServiceAdvertisement(name: rotationName, port: UInt16(listenPort), txt: txt,
-                                    host: rotationHost, addresses: network.addresses.sorted())
+    private func advertisement() -> ServiceAdvertisement {
+        let pairingTag = pairing.isOpen(at: clock.now()) ? pairing.tag : nil
+        return ServiceAdvertisement(name: rotation.name, port: UInt16(listenPort), txt: rotation.txt(pairing: pairingTag.map { ($0, deviceName) }),
+                                    host: rotation.host, addresses: network.addresses.sorted())
     }
 
-    /// A new name, host name, nonce and hint, now and every rotation period (and when the key
-    /// or this host's addresses change).
+    /// A new advertisement, now and every rotation period (and when the key or this host's
+    /// addresses change).
     func rotateAdvertisement() {
-        let period = max(10, settings.advertisementRotationSeconds)
-        let now = clock.now()
-        rotationName = PrivateAdvertisement.randomHex(6)
-        rotationHost = PrivateAdvertisement.randomHex(6)
-        rotationNonce = Array(AdvertisementKey.random(generation: 0).key.prefix(8))
-        rotationEpoch = PrivateAdvertisement.epoch(at: now)
-        changeHint = PeerService.newHint()
+        let wait = rotation.rotate(at: clock.now())
         publishAdvertisement()
         rotationTimer?.cancel()
-        let next = (now.seconds / period + 1) * period
-        let wait = max(1, next - now.seconds)
         rotationTimer = timers.schedule(in: .seconds(wait)) {
             _ = Task { await self.rotateAdvertisement() }
         }
     }
 
     /// Whether an advertisement's `t` was made with the account's key (current or previous).
-    func isMember(advertising t: String?) -> Bool {
-        guard let t else { return false }
-        return PrivateAdvertisement.verifies(t, keys: advertisementKeys.map(\.key), epoch: PrivateAdvertisement.epoch(at: clock.now()))
-    }
+    func isMember(advertising t: String?) -> Bool { rotation.isMember(advertising: t, at: clock.now()) }
 
     func publishAdvertisement() {
         avahi?.publish(advertisement())
@@ -399,7 +362,6 @@ public actor PeerService: Service {
 }
 
 extension PeerService {
-    static let rememberedStrangers = 64
     /// A link carries small messages: notice its death within about 9 s (3 s idle, then 3
     /// probes 2 s apart; unacknowledged data is given up on after 9 s too). Stream
     /// connections keep the looser settings every connection starts with, so a reader

@@ -37,12 +37,12 @@ public final class TrustStore: Sendable {
 
     public var all: [Entry] { entries.withLockedValue { Array($0.values) }.sorted { $0.addedAt < $1.addedAt } }
 
-    /// Adds or renames a trusted device.
+    /// Adds or renames a trusted device (trusted since `now`, or since it first was).
     @discardableResult
-    public func trust(_ id: DeviceID, name: String, address: String? = nil) throws -> Entry {
+    public func trust(_ id: DeviceID, name: String, address: String? = nil, at now: Timestamp) throws -> Entry {
         // Saved first: what the API reports and what is in force must agree.
         var snapshot = entries.withLockedValue { $0 }
-        snapshot[id] = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? SystemClock.now(), address: address ?? snapshot[id]?.address)
+        snapshot[id] = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? now, address: address ?? snapshot[id]?.address)
         try save(snapshot)
         let entry = snapshot[id]!
         entries.withLockedValue { $0[id] = entry }

@@ -22,7 +22,7 @@ public actor SessionAgentBroker {
         let token: String
         let kind: Kind
         let continuation: CheckedContinuation<Result<JSONValue, Failure>, Never>
-        let timer: Scheduled<Void>
+        let timer: ScheduledTimer
     }
 
     static let noAgent = "no session agent is running: start it with `systemctl --user start handoff-session` (it needs a graphical session)"
@@ -30,14 +30,15 @@ public actor SessionAgentBroker {
     private let registry: ActivityRegistry
     let timeout: TimeAmount
     let sourcesTimeout: TimeAmount
-    private let timers: EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    private let timers: any Timers
     private var launcher: String?
     private var waiting: [String: Waiting] = [:]
 
     /// A launch may wait for a player to start or a document to be fetched; the sources
     /// answer at once.
-    public init(registry: ActivityRegistry, timeout: TimeAmount = .seconds(60), sourcesTimeout: TimeAmount = .seconds(10)) {
+    init(registry: ActivityRegistry, timers: any Timers, timeout: TimeAmount = .seconds(60), sourcesTimeout: TimeAmount = .seconds(10)) {
         self.registry = registry
+        self.timers = timers
         self.timeout = timeout
         self.sourcesTimeout = sourcesTimeout
     }
@@ -109,7 +110,7 @@ public actor SessionAgentBroker {
         let id = ActivityID.random().rawValue
         let registry = self.registry
         return await withCheckedContinuation { c in
-            let timer = timers.scheduleTask(in: timeout) {
+            let timer = timers.schedule(in: .nanoseconds(timeout.nanoseconds)) {
                 let seconds = Double(timeout.nanoseconds) / 1e9
                 _ = Task {
                     await self.resolve(id, .failure(Failure(code: kind == .launch ? "launch_timeout" : "agent_timeout",

@@ -10,17 +10,18 @@ public actor StreamBroker {
     private struct Waiting {
         let token: String
         let continuation: CheckedContinuation<Result<AppStreamEnd, StreamFailure>, Never>
-        let timer: Scheduled<Void>
+        let timer: ScheduledTimer
     }
 
     private let registry: ActivityRegistry
     let acceptTimeout: TimeAmount
-    private let timers: EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    private let timers: any Timers
     private var waiting: [String: Waiting] = [:]
 
-    public init(registry: ActivityRegistry, acceptTimeout: TimeAmount) {
+    init(registry: ActivityRegistry, acceptTimeout: TimeAmount, timers: any Timers) {
         self.registry = registry
         self.acceptTimeout = acceptTimeout
+        self.timers = timers
     }
 
     /// Asks the owner session for a stream and waits for its answer.
@@ -28,7 +29,7 @@ public actor StreamBroker {
         let streamID = ActivityID.random().rawValue
         let registry = self.registry
         return await withCheckedContinuation { c in
-            let timer = timers.scheduleTask(in: acceptTimeout) {
+            let timer = timers.schedule(in: .nanoseconds(acceptTimeout.nanoseconds)) {
                 _ = Task { await self.timedOut(streamID) }
             }
             waiting[streamID] = Waiting(token: token, continuation: c, timer: timer)
