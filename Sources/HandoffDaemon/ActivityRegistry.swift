@@ -19,7 +19,7 @@ public actor ActivityRegistry {
         let timeout: ScheduledTimer
     }
 
-    private let clock: any WallClock
+    let clock: any WallClock
     private let timers: any Timers
 
     public struct Settings: Sendable {
@@ -50,17 +50,17 @@ public actor ActivityRegistry {
     public let settings: Settings
     private let store: ActivityStore?
     private let logger: Logger
-    private var events = EventHub()
+    var events = EventHub()
     private var lastSaved: SavedActivities?
 
     /// What is decided: the activities, their states and owners (no I/O, no time).
-    private var table: ActivityTable
+    private(set) var table: ActivityTable
     private var pendingSaves: [ActivityID: PendingSave] = [:]
     private var expiryTask: ScheduledTimer?
     private var expiryDue: Timestamp?
     private var offerWatchers: [Int: AsyncStream<ActivitySummary?>.Continuation] = [:]
     private var nextWatcher = 0
-    private var lastOffer: ActivitySummary?
+    private(set) var lastOffer: ActivitySummary?
 
     public init(settings: Settings, store: ActivityStore?, logger: Logger) {
         self.init(settings: settings, store: store, logger: logger, clock: SystemClock(),
@@ -356,54 +356,6 @@ public actor ActivityRegistry {
         guard offer != lastOffer else { return }
         lastOffer = offer
         for c in offerWatchers.values { c.yield(offer) }
-    }
-
-    /// A peer's fetch: the offered activity only, as fresh as its owner can make it.
-    public func snapshotForPeer(_ id: ActivityID) async throws(HandoffError) -> ActivityRecord {
-        guard let offered = lastOffer, offered.id == id else {
-            if let e = table.entries[id], e.state == .expired || e.activity.isExpired(at: clock.now()) {
-                throw HandoffError(.gone, code: "expired", message: "the activity has expired")
-            }
-            throw HandoffError(.notFound, code: "not_offered", message: "that activity is not offered any more")
-        }
-        let record = try await snapshot(id.rawValue)
-        // The wait for will-save may have changed what is offered: check again.
-        guard lastOffer?.id == id, record.activity.eligibleForHandoff else {
-            throw HandoffError(.notFound, code: "not_offered", message: "that activity stopped being offered while it was saved")
-        }
-        return record
-    }
-
-    /// Another workstation continued our activity: tell the sessions (the owner above all).
-    public func noteContinued(_ id: ActivityID, by device: PeerDevice) {
-        guard table.entries[id] != nil else { return }
-        events.broadcast(.wasContinued(activityID: id, device: device))
-    }
-
-    /// Who serves an activity's continuation streams, for a peer's stream request.
-    public func streamSource(for id: ActivityID, document: Bool = false) throws(HandoffError) -> StreamSource {
-        guard let e = table.entries[id], !ActivityTable.isFinal(e.state) else {
-            throw HandoffError(.notFound, code: "not_offered", message: "that activity is not available on this device any more")
-        }
-        if document {
-            guard let file = e.documentFile else {
-                throw HandoffError(.conflict, code: "no_document", message: "the activity has no document to send")
-            }
-            return .document(file)
-        }
-        guard e.activity.supportsContinuationStreams else {
-            throw HandoffError(.conflict, code: "streams_unsupported", message: "the activity \"\(e.activity.title.isEmpty ? e.activity.activityType : e.activity.title)\" does not support continuation streams")
-        }
-        switch e.owner {
-        case .session(let token):
-            guard events.isOpen(token) else { throw HandoffError(.gone, code: "owner_gone", message: "the app that owns the activity is gone") }
-            return .session(token)
-        case .daemon:
-            guard let file = e.streamFile else {
-                throw HandoffError(.conflict, code: "streams_unsupported", message: "the activity has no app or file to serve streams")
-            }
-            return .file(file)
-        }
     }
 
     /// Tells an owner session that a stream is asked for; false when the session is gone.
