@@ -6,6 +6,13 @@ import NIOCore
 /// idle daemon must not wake up.
 protocol Timers: Sendable {
     func schedule(in delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTimer
+    /// The same timers on `loop` (a connection's): what one connection schedules and
+    /// cancels then stays on its own thread. Manual timers stay as they are.
+    func bound(to loop: EventLoop) -> any Timers
+}
+
+extension Timers {
+    func bound(to loop: EventLoop) -> any Timers { self }
 }
 
 /// A scheduled body that has not run yet can be cancelled; cancelling later does nothing.
@@ -15,6 +22,8 @@ struct ScheduledTimer: Sendable {
 
 struct EventLoopTimers: Timers {
     let loop: EventLoop
+
+    func bound(to loop: EventLoop) -> any Timers { EventLoopTimers(loop: loop) }
 
     func schedule(in delay: Duration, _ body: @escaping @Sendable () -> Void) -> ScheduledTimer {
         let (seconds, attoseconds) = delay.components

@@ -62,7 +62,7 @@ extension PeerService {
                 // The name the user gave at trust time wins over the one the peer calls itself.
                 let link = PeerLink(deviceID: peerID, deviceName: trust.entry(peerID)?.name.nonEmpty ?? hello.deviceName,
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
-                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn, timers: timers,
+                                    peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn, timers: timers.bound(to: channel.channel.eventLoop),
                                     clockSkewSeconds: hello.time.map { Double(clock.now().nanoseconds(until: $0)) / 1e9 },
                                     instance: hello.instance)
                 guard await attach(link, service: dialled) else { return }
