@@ -5,6 +5,7 @@
 #include <string.h>
 #include <gio/gio.h>
 #include <gio/gdesktopappinfo.h>
+#include <gio/gunixfdlist.h>
 
 static inline GList *handoff_list_append_string(GList *list, const char *s) {
     return g_list_append(list, g_strdup(s));
@@ -38,6 +39,25 @@ static inline GVariant *handoff_notify_parameters(const char *app, guint32 repla
     g_variant_builder_add(&hints, "{sv}", "category", g_variant_new_string("device.added"));
     const char *none[] = { NULL };
     return g_variant_new("(susss^asa{sv}i)", app, replaces, icon ? icon : "", summary, body, actions ? actions : none, &hints, timeout);
+}
+
+/// Parameters of org.freedesktop.login1.Manager.Inhibit: (what, who, why, mode).
+static inline GVariant *handoff_inhibit_parameters(const char *what, const char *who, const char *why, const char *mode) {
+    return g_variant_new("(ssss)", what, who, why, mode);
+}
+
+/// (h) -> the index of a file descriptor in the message's fd list; -1 when the shape is not that.
+static inline gint32 handoff_variant_handle(GVariant *v) {
+    gint32 h = -1;
+    if (v && g_variant_is_of_type(v, G_VARIANT_TYPE("(h)"))) g_variant_get(v, "(h)", &h);
+    return h;
+}
+
+/// (b) -> the boolean; false when the shape is not that.
+static inline gboolean handoff_variant_boolean_tuple(GVariant *v, gboolean *b) {
+    if (!v || !g_variant_is_of_type(v, G_VARIANT_TYPE("(b)"))) return FALSE;
+    g_variant_get(v, "(b)", b);
+    return TRUE;
 }
 
 static inline GVariant *handoff_close_parameters(guint32 id) {

@@ -140,6 +140,13 @@ public struct HandoffClient: Sendable {
         _ = try await call(.claimLauncher, body: ClaimLauncherRequest(session: session).json)
     }
 
+    /// Tells handoffd about sleep (LocalAPI.md §22): the session agent's lock, or that the
+    /// workstation is about to sleep (handoffd answers once the offer is handed on) or woke.
+    @discardableResult
+    public func sleep(_ request: SleepRequest) async throws -> SleepAnswer {
+        try decode(try await call(.sleep, body: request.json), SleepAnswer.init(json:))
+    }
+
     /// Answers a `launch-requested` event.
     public func answerLaunch(_ launchID: String, _ outcome: LaunchOutcome) async throws {
         _ = try await call(.answerLaunch, launchID, body: outcome.json)

@@ -47,6 +47,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     case openStream
     case acceptStream
     case refuseStream
+    case sleep
 
     /// The HTTP method and the path pattern.
     public var route: (method: String, pattern: String) {
@@ -95,6 +96,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
         case .openStream: ("POST", "/v1/streams")
         case .acceptStream: ("POST", "/v1/streams/{streamID}/accept")
         case .refuseStream: ("POST", "/v1/streams/{streamID}/refuse")
+        case .sleep: ("POST", "/v1/sleep")
         }
     }
 

@@ -5,15 +5,25 @@ public struct Offer: Sendable, Equatable {
     public var device: PeerDevice
     public var activity: ActivitySummary
     public var ageSeconds: Double
+    /// Kept by this workstation while its origin sleeps or is out of reach (PeerProtocol.md
+    /// §18): continuing it needs no link to the origin, but its streams do.
+    public var kept: Bool
+    /// Kept, and the origin could not save a fresh payload before it slept.
+    public var stale: Bool
 
-    public init(device: PeerDevice, activity: ActivitySummary, ageSeconds: Double) {
+    public init(device: PeerDevice, activity: ActivitySummary, ageSeconds: Double, kept: Bool = false, stale: Bool = false) {
         self.device = device
         self.activity = activity
         self.ageSeconds = ageSeconds
+        self.kept = kept
+        self.stale = stale
     }
 
     public var json: JSONValue {
-        .object(["device": device.json, "activity": .object(activity.json), "ageSeconds": .double(ageSeconds)])
+        var o: JSONObject = ["device": device.json, "activity": .object(activity.json), "ageSeconds": .double(ageSeconds)]
+        if kept { o["kept"] = .bool(true) }
+        if stale { o["stale"] = .bool(true) }
+        return .object(o)
     }
 
     public init(json: JSONValue) throws(ValidationError) {
@@ -27,6 +37,8 @@ public struct Offer: Sendable, Equatable {
         case .integer(let i)?: ageSeconds = Double(i)
         default: ageSeconds = 0
         }
+        kept = o["kept"]?.boolValue ?? false
+        stale = o["stale"]?.boolValue ?? false
     }
 
     /// `{"offers": [...]}`, the body of `GET /v1/offers`.

@@ -68,11 +68,6 @@ public struct Daemon: Sendable {
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds), timers: timers)
         let agent = SessionAgentBroker(registry: registry, timers: timers)
         let restoration = RestorationStore(stateDirectory: config.stateDirectory, logger: logger)
-        await registry.onSessionClosed { token in
-            Task { await restoration.sessionEnded(token) }
-            Task { await streams.sessionClosed(token) }
-            Task { await agent.sessionClosed(token) }
-        }
         // Its helper starts at the first eligible offer or history request, not now.
         let history = config.historyDays > 0
             ? ActivityHistory(directory: config.stateDirectory, retentionDays: config.historyDays,
@@ -84,6 +79,12 @@ public struct Daemon: Sendable {
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
+        await registry.onSessionClosed { token in
+            Task { await restoration.sessionEnded(token) }
+            Task { await streams.sessionClosed(token) }
+            Task { await agent.sessionClosed(token) }
+            Task { await peers.sessionClosed(token) }
+        }
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()

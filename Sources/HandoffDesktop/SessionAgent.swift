@@ -51,6 +51,10 @@ public actor SessionAgent {
     var mediaProblem: String?
     /// The notification about pairing on screen, and what clicking it does.
     var pairingNotice: PairingNotice?
+    /// logind's delay lock (nil: not taken, and `sleepProblem` says why).
+    var sleepInhibitor: SleepInhibitor?
+    var sleepProblem: String?
+    var sleepWatch: Task<Void, Never>?
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -77,6 +81,7 @@ public actor SessionAgent {
                 if media?.isFollowing == true, let offer = mediaSource.offered { await applyMedia([.offer(offer)]) }
                 if recent != nil { await recentChanged(atStart: true) }
                 await reconcileSources(loadConfiguration())
+                await guardSleep(session: session.token)
                 for try await event in session.events { await handle(event) }
                 logger.warning("handoffd ended the event stream; connecting again")
             } catch is CancellationError {

@@ -34,6 +34,24 @@ public enum PeerMessage: Sendable, Equatable {
     case account([[UInt8]])
     /// On the link: the account's shared advertisement key (§3.1) and its generation.
     case advertisementKey(generation: UInt64, key: [UInt8])
+    /// On a version 2 link (§18): per origin, the sequence of the kept offer the sender
+    /// holds, so the other side sends only what is newer.
+    case keptIndex([KeptIndexEntry])
+    /// On a version 2 link (§18): signed kept offers or withdrawals, each as its bytes.
+    case kept([[UInt8]])
+
+    /// One origin's entry in `keptIndex`: its device ID's 32 bytes and a sequence.
+    public struct KeptIndexEntry: Sendable, Equatable {
+        public var origin: [UInt8]
+        public var sequence: UInt64
+        public init(origin: [UInt8], sequence: UInt64) {
+            self.origin = origin
+            self.sequence = sequence
+        }
+    }
+
+    /// At most this many entries or items in one `keptIndex` or `kept` message.
+    public static let maximumKeptItems = 256
 
     public enum FetchResult: Sendable, Equatable {
         case activity(Activity, stale: Bool)
@@ -57,6 +75,8 @@ public enum PeerMessage: Sendable, Equatable {
         case .pairConfirm: 0x0C
         case .account: 0x0D
         case .advertisementKey: 0x0E
+        case .keptIndex: 0x0F
+        case .kept: 0x15
         }
     }
 }
@@ -65,7 +85,7 @@ public enum PeerMessage: Sendable, Equatable {
 public struct PeerHello: Sendable, Equatable {
     /// "HNDF": says this is the handoff peer protocol at all.
     public static let magic: [UInt8] = [0x48, 0x4E, 0x44, 0x46]
-    public static let currentVersion: UInt16 = 1
+    public static let currentVersion: UInt16 = 2
     /// The oldest version this implementation still speaks.
     public static let minimumVersion: UInt16 = 1
 

@@ -50,6 +50,11 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(["generation": .integer(Int64(clamping: generation)), "key": .data(key)]))
         case .account(let statements):
             out += PropertyBinaryEncoding.encode(.dictionary(["statements": .array(statements.map(PropertyValue.data))]))
+        case .keptIndex(let entries):
+            let list = entries.map { PropertyValue.dictionary(["origin": .data($0.origin), "sequence": .integer(Int64(bitPattern: $0.sequence))]) }
+            out += PropertyBinaryEncoding.encode(.dictionary(["index": .array(list)]))
+        case .kept(let items):
+            out += PropertyBinaryEncoding.encode(.dictionary(["items": .array(items.map(PropertyValue.data))]))
         case .stream(let frame):
             var buffer = ByteBuffer()
             if let payload = frame.encode(header: &buffer) { buffer.writeImmutableBuffer(payload) }
@@ -168,6 +173,29 @@ public enum PeerMessageCoding {
                 out.append(bytes)
             }
             return .account(out)
+        case 0x0F:
+            guard case .array(let list)? = d["index"], list.count <= PeerMessage.maximumKeptItems else {
+                throw .malformed("keptIndex needs an index (\(PeerMessage.maximumKeptItems) entries at most)")
+            }
+            var out: [PeerMessage.KeptIndexEntry] = []
+            for entry in list {
+                guard case .dictionary(let e) = entry, case .data(let origin)? = e["origin"], origin.count == 32,
+                      case .integer(let sequence)? = e["sequence"] else {
+                    throw .malformed("a keptIndex entry needs a 32-byte origin and a sequence")
+                }
+                out.append(.init(origin: origin, sequence: UInt64(bitPattern: sequence)))
+            }
+            return .keptIndex(out)
+        case 0x15:
+            guard case .array(let items)? = d["items"], items.count <= PeerMessage.maximumKeptItems else {
+                throw .malformed("kept needs items (\(PeerMessage.maximumKeptItems) at most)")
+            }
+            var out: [[UInt8]] = []
+            for item in items {
+                guard case .data(let bytes) = item else { throw .malformed("a kept offer is data") }
+                out.append(bytes)
+            }
+            return .kept(out)
         default:
             throw .malformed("unknown message type 0x\(String(type, radix: 16))")
         }

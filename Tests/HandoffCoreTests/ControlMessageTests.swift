@@ -69,6 +69,9 @@ struct ControlMessageTests {
         for r in [ClaimLauncherRequest(session: nil), ClaimLauncherRequest(session: "s")] { #expect(try ClaimLauncherRequest(body: body(r.json)) == r) }
         for r in [SetSourceRequest(enabled: true), SetSourceRequest(enabled: false)] { #expect(try SetSourceRequest(body: body(r.json)) == r) }
         for r in [RefuseStreamRequest(), RefuseStreamRequest(reason: "busy")] { #expect(try RefuseStreamRequest(body: body(r.json)) == r) }
+        for r in [SleepRequest(phase: .prepare), SleepRequest(phase: .guarded, session: "s"), SleepRequest(phase: .unguarded, detail: "no logind")] {
+            #expect(try SleepRequest(body: body(r.json)) == r)
+        }
         let answers = [SourcesAnswer(.success([DesktopSource(name: "media", enabled: true, detail: "2 players")])),
                        SourcesAnswer(.failure(SourceChangeError(code: "settings_unwritable", message: "read-only")))]
         for a in answers { #expect(try SourcesAnswer(body: body(a.json)) == a) }
@@ -93,6 +96,7 @@ struct ControlMessageTests {
             (refusal { () throws(HandoffError) in _ = try SourcesAnswer(body: ["error": .object([:])]) }, "bad_request", "an error answer is {\"error\": {\"code\", \"message\"}}"),
             (refusal { () throws(HandoffError) in _ = try BecomeCurrentRequest(body: ["activityType": .string("t"), "session": .integer(1)]) }, "bad_request", "session must be a string"),
             (refusal { () throws(HandoffError) in _ = try BecomeCurrentRequest(body: ["activityType": .integer(1)]) }, "invalid_activity", "activityType: must be a string, not integer"),
+            (refusal { () throws(HandoffError) in _ = try SleepRequest(body: ["phase": .string("nap")]) }, "bad_request", "body.phase: must be one of guarded, unguarded, prepare, resume, not \"nap\""),
         ]
         for (error, code, message) in cases {
             #expect(error?.code == code && error?.message == message, "\(String(describing: error))")
@@ -116,6 +120,10 @@ struct ControlMessageTests {
                                     reason: "not synced here", root: .init(kind: "syncthing", id: "abcd-1234"))
         #expect(ContinuedDocument(json: doc.json) == doc)
         #expect(HistoryCleared(json: HistoryCleared(removed: 7).json) == HistoryCleared(removed: 7))
+        for a in [SleepAnswer(phase: .prepare, offered: true, handedTo: 2), SleepAnswer(phase: .resume)] { #expect(try SleepAnswer(json: a.json) == a) }
+        let kept = Offer(device: PeerDevice(id: "X", name: "desk"), activity: ActivitySummary(Activity(id: .random(), activityType: "t", title: "", createdAt: Timestamp(seconds: 1), origin: DeviceRef(name: "desk")), payloadSize: 1),
+                         ageSeconds: 2, kept: true, stale: true)
+        #expect(try Offer(json: kept.json) == kept)
         #expect(Acknowledgement.saved(app: "a").json == .object(["app": .string("a"), "saved": .bool(true)]))
         #expect(Acknowledgement.launcher(session: "s").json == .object(["launcher": .bool(true), "session": .string("s")]))
         // Keys in the order handoffd has always written them.

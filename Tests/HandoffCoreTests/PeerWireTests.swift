@@ -275,6 +275,22 @@ struct PeerWireMessageCodingTests {
         try roundTrip(.error(code: "", message: "ünïcödé \u{0} 🇫🇷"))
     }
 
+    @Test func keptIndexAndKeptRoundTripAndAreBounded() throws {
+        let origin = Array(repeating: UInt8(7), count: 32)
+        try roundTrip(.keptIndex([]))
+        try roundTrip(.keptIndex([.init(origin: origin, sequence: 1), .init(origin: Array(repeating: 9, count: 32), sequence: UInt64.max)]))
+        try roundTrip(.kept([]))
+        try roundTrip(.kept([[1, 2, 3], Array(repeating: 0xAB, count: 4000)]))
+        #expect(PeerMessage.keptIndex([]).typeCode == 0x0F && PeerMessage.kept([]).typeCode == 0x15)
+        // Over 256 entries, or an origin that is not 32 bytes: malformed, whoever sends it.
+        let tooMany = PeerMessageCoding.encode(.keptIndex(Array(repeating: .init(origin: origin, sequence: 1), count: 257)))
+        #expect(throws: PeerProtocolError.self) { try PeerMessageCoding.decode(tooMany) }
+        let short = PeerMessageCoding.encode(.keptIndex([.init(origin: [1, 2], sequence: 1)]))
+        #expect(throws: PeerProtocolError.self) { try PeerMessageCoding.decode(short) }
+        let items = PeerMessageCoding.encode(.kept(Array(repeating: [1], count: 257)))
+        #expect(throws: PeerProtocolError.self) { try PeerMessageCoding.decode(items) }
+    }
+
     @Test func everySampleRoundTrips() throws {
         for m in sampleMessages() { try roundTrip(m) }
     }
@@ -312,12 +328,13 @@ struct PeerWireExactBytesTests {
         #expect(bytes == [0x01, 0x48, 0x4E, 0x44, 0x46, 0x02, 0x03, 0x01, 0x02]
             + [0x0A, 0x01, 0x0A] + Array("deviceName".utf8) + [0x05, 0x01, 0x61])
         let current = PeerMessageCoding.encode(.hello(PeerHello(deviceName: "x")))
-        #expect(Array(current.prefix(9)) == [0x01] + helloMagic + [0x00, 0x01, 0x00, 0x01])
-        #expect(PeerHello.currentVersion == 1)
+        // Version 2 (kept offers, PeerProtocol.md §18), still speaking version 1.
+        #expect(Array(current.prefix(9)) == [0x01] + helloMagic + [0x00, 0x02, 0x00, 0x01])
+        #expect(PeerHello.currentVersion == 2)
         #expect(PeerHello.minimumVersion == 1)
         // `instance` sorts between deviceName and listenPort (7443, a zigzag varint); seed-16 of
         // the fuzz corpus is these bytes with a time.
-        let withInstance = PeerMessageCoding.encode(.hello(PeerHello(deviceName: "desk", listenPort: 7443, instance: "3f9c2b0e5a6d")))
+        let withInstance = PeerMessageCoding.encode(.hello(PeerHello(version: 1, deviceName: "desk", listenPort: 7443, instance: "3f9c2b0e5a6d")))
         #expect(withInstance == [0x01] + helloMagic + [0x00, 0x01, 0x00, 0x01] + [0x0A, 0x03]
             + [0x0A] + Array("deviceName".utf8) + [0x05, 0x04] + Array("desk".utf8)
             + [0x08] + Array("instance".utf8) + [0x05, 0x0C] + Array("3f9c2b0e5a6d".utf8)

@@ -46,6 +46,12 @@ struct AccountLog: Sendable {
         membership = computeMembership()
     }
 
+    /// A member's signing key; nil for a removed device, or one never added.
+    func memberKey(_ id: DeviceID) -> P256.Signing.PublicKey? {
+        guard membership.members.contains(where: { $0.id == id }) else { return nil }
+        return keys[id]
+    }
+
     static func publicKey(_ certificateDER: [UInt8]) -> P256.Signing.PublicKey? {
         guard let c = try? Certificate(derEncoded: certificateDER) else { return nil }
         return P256.Signing.PublicKey(c.publicKey)

@@ -8,6 +8,7 @@ import Glibc
 /// statement's bytes in base64, in the order they were taken. Written whole, atomically.
 public struct AccountStore: Sendable {
     let path: String
+    let stateDirectory: String
     /// The shared advertisement key lives beside the statements.
     let keys: AdvertisementKeyStore
 
@@ -15,6 +16,7 @@ public struct AccountStore: Sendable {
 
     public init(stateDirectory: String) {
         path = stateDirectory + "/" + Self.fileName
+        self.stateDirectory = stateDirectory
         keys = AdvertisementKeyStore(stateDirectory: stateDirectory)
     }
 

@@ -152,6 +152,9 @@ struct PeerBook<Link: BookedLink> {
         if continuedOrder.count > Self.rememberedContinuations { continuedFrom[continuedOrder.removeFirst()] = nil }
     }
 
+    /// The workstation an activity was continued from, linked or not.
+    func continuedOrigin(of id: ActivityID) -> DeviceID? { continuedFrom[id] }
+
     /// The link to the workstation an activity was continued from, or else to one that offers it.
     func origin(of id: ActivityID) -> Link? {
         if let device = continuedFrom[id], let link = links[device] { return link }

@@ -23,10 +23,13 @@ final class PeerLink: BookedLink {
     let clockSkewSeconds: Double?
     /// The mDNS instance name the peer said it advertises (its hello), if it did.
     let instance: String?
+    /// The protocol version the link speaks: the lower of the two hellos'.
+    let version: UInt16
     private let outbound: AsyncStream<PeerMessage>.Continuation
     /// Where fetch timeouts are scheduled.
     private let timers: any Timers
     private let fetches = NIOLockedValueBox(FetchRequests<Waiter>())
+    private let finishing = NIOLockedValueBox(false)
 
     /// A fetch we sent: the task waiting for its answer, and its timeout.
     private struct Waiter {
@@ -42,7 +45,9 @@ final class PeerLink: BookedLink {
     func endFetch() { fetches.withLockedValue { $0.endAnswering() } }
 
     init(deviceID: DeviceID, deviceName: String, dialledBy: DeviceID, remoteAddress: String, peerListenPort: UInt16?, channel: Channel,
-         outbound: AsyncStream<PeerMessage>.Continuation, timers: any Timers, clockSkewSeconds: Double? = nil, instance: String? = nil) {
+         outbound: AsyncStream<PeerMessage>.Continuation, timers: any Timers, clockSkewSeconds: Double? = nil, instance: String? = nil,
+         version: UInt16 = PeerHello.currentVersion) {
+        self.version = min(version, PeerHello.currentVersion)
         self.timers = timers
         self.clockSkewSeconds = clockSkewSeconds
         self.instance = instance
@@ -86,6 +91,18 @@ final class PeerLink: BookedLink {
         guard let waiter = fetches.withLockedValue({ $0.resolve(request) }) else { return }
         waiter.timeout?.cancel()
         waiter.answer.resume(returning: result)
+    }
+
+    /// Closes once what is queued has been written: the writer ends after the last
+    /// message and then closes the link (before sleep, the kept offer must leave first).
+    func closeWhenSent() {
+        finishing.withLockedValue { $0 = true }
+        outbound.finish()
+    }
+
+    /// The writer wrote everything queued: close if that was asked for.
+    func sent() {
+        if finishing.withLockedValue({ $0 }) { close() }
     }
 
     /// Ends the connection; pending fetches fail with `peer-gone`.

@@ -18,6 +18,7 @@ extension PeerService {
         }
         Self.sendAccount(account.statements, to: link)
         if let key = rotation.keys.first { link.send(.advertisementKey(generation: key.generation, key: key.key)) }
+        sendKeptIndex(to: link)
     }
 
     /// Members converge on the greatest key; a new one means a new advertisement now.
@@ -97,6 +98,7 @@ extension PeerService {
         for r in removed where r.id != identity.deviceID && trust.isTrusted(r.id) {
             _ = try? trust.untrust(r.id)  // in force even if the file cannot be written
             perform(book.untrusted(r.id))
+            forgetKept(r.id)
             logger.info("removed from the account: no longer trusted", metadata: ["name": "\(r.name)", "id": "\(r.id.shortID)"])
         }
     }

@@ -1,6 +1,7 @@
 import HandoffAvahi
 import HandoffCore
 import HandoffControlAPI
+import HandoffPeerProtocol
 import NIOCore
 
 /// What the control API asks of the peer side: who is around, what they offer, trust,
@@ -52,9 +53,14 @@ extension PeerService {
 
     func offers() -> [Offer] {
         let now = clock.now()
-        return book.offers(at: now).map { link, offer in
+        let live = book.offers(at: now).map { link, offer in
             Offer(device: link.device, activity: offer, ageSeconds: Double(offer.updatedAt.nanoseconds(until: now)) / 1e9)
         }
+        let kept = keptOffers(at: now).map { k in
+            Offer(device: k.device, activity: ActivitySummary(k.activity, payloadSize: k.item.payload.count),
+                  ageSeconds: Double(k.activity.updatedAt.nanoseconds(until: now)) / 1e9, kept: true, stale: k.item.stale)
+        }
+        return live + kept
     }
 
     func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> TrustChange {
@@ -101,44 +107,81 @@ extension PeerService {
         return TrustChange(deviceID: id.description, trusted: false)
     }
 
-    /// Picks an offered activity, fetches its fresh payload from the origin, checks it,
-    /// and tells the origin it was continued. Failures become `did-fail-to-continue`.
+    /// Where an offer comes from: a linked origin (its payload is fetched fresh), or what
+    /// this workstation keeps for an origin that sleeps (its payload is here already).
+    enum OfferSource: Sendable {
+        case live(PeerLink)
+        case kept(KeptOffer, device: PeerDevice)
+
+        var device: PeerDevice {
+            switch self {
+            case .live(let link): link.device
+            case .kept(_, let device): device
+            }
+        }
+    }
+
+    /// Picks an offered activity (a linked origin's, or one kept for an origin that
+    /// sleeps), gets its payload (fetched fresh from the origin, or the kept one), checks
+    /// it, and tells the origin it was continued. Failures become `did-fail-to-continue`.
     func continueActivity(from: String?, type: String?, id: String?, launch: Bool = false) async throws(HandoffError) -> ContinuedActivity {
         let now = clock.now()
-        let candidates = links.compactMap { deviceID, link in
-            devices[deviceID]?.offer.map { OfferChoice.Candidate(peer: link, offer: $0, matchesFrom: from.map { matches(device: link, $0) } ?? true) }
+        var candidates = links.compactMap { deviceID, link in
+            devices[deviceID]?.offer.map {
+                OfferChoice.Candidate(peer: OfferSource.live(link), offer: $0, matchesFrom: from.map { matches(deviceID, name: link.deviceName, $0) } ?? true)
+            }
         }
-        let link: PeerLink, offer: ActivitySummary
+        for k in keptOffers(at: now) {
+            let summary = ActivitySummary(k.activity, payloadSize: k.item.payload.count)
+            candidates.append(.init(peer: .kept(k.item, device: k.device), offer: summary,
+                                    matchesFrom: from.map { matches(k.item.origin, name: k.device.name, $0) } ?? true))
+        }
+        let source: OfferSource, offer: ActivitySummary
         switch OfferChoice.choose(candidates, type: type, id: id, at: now) {
         case .success(let chosen):
-            (link, offer) = (chosen.peer, chosen.offer)
+            (source, offer) = (chosen.peer, chosen.offer)
         case .failure(.expired):
             return try await fail(type, HandoffError(.gone, code: "expired", message: "the activity offered has expired"))
         case .failure(.nothingOffered):
             let what = [from.map { "from \($0)" }, type.map { "of type \($0)" }, id.map { "with id \($0)" }].compactMap { $0 }.joined(separator: " ")
-            let message = links.isEmpty
+            let message = links.isEmpty && candidates.isEmpty
                 ? "no trusted workstation is connected; `handoffctl peers` shows what this one sees"
-                : "no connected workstation offers an activity\(what.isEmpty ? "" : " " + what)"
+                : "no workstation offers an activity\(what.isEmpty ? "" : " " + what)"
             return try await fail(type, HandoffError(.notFound, code: "nothing_offered", message: message))
         }
-        await registry.broadcast(.willContinue(activityType: offer.activityType, device: link.device))
-        let result = await link.fetch(offer.id, timeout: settings.fetchTimeout)
+        let device = source.device
+        await registry.broadcast(.willContinue(activityType: offer.activityType, device: device))
+        let result: PeerMessage.FetchResult
+        switch source {
+        case .live(let link):
+            result = await link.fetch(offer.id, timeout: settings.fetchTimeout)
+        case .kept(let item, _):
+            do { result = .activity(try item.activity(), stale: item.stale) } catch {
+                result = .failure(code: "invalid-payload", message: error.description)
+            }
+        }
         switch result {
         case .failure(let code, let message):
             return try await fail(offer.activityType, OfferChoice.failure(code: code, message: message))
         case .activity(let activity, let stale):
             if let problem = OfferChoice.problem(with: activity, offered: offer, limits: limits, at: now) {
-                return try await fail(offer.activityType, HandoffError(.peerFailed, code: "invalid_payload", message: "\(link.deviceName) sent an unusable payload: \(problem)"))
+                return try await fail(offer.activityType, HandoffError(.peerFailed, code: "invalid_payload", message: "\(device.name) sent an unusable payload: \(problem)"))
             }
-            link.send(.continued(activityID: activity.id))
-            rememberContinued(activity.id, from: link.deviceID)
+            switch source {
+            case .live(let link):
+                link.send(.continued(activityID: activity.id))
+                rememberContinued(activity.id, from: link.deviceID)
+            case .kept(let item, _):
+                // Its streams can only come from the origin, once it is back.
+                rememberContinued(activity.id, from: item.origin)
+            }
             let record = ActivityRecord(activity: activity, state: .current, owner: "peer",
                                         payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
-            continued.add(record, from: link.device, at: clock.now())
-            await registry.broadcast(.continued(record, device: link.device))
+            continued.add(record, from: device, at: clock.now())
+            await registry.broadcast(.continued(record, device: device))
             // The payload is taken whatever the launch does: its outcome rides along.
-            let outcome = launch ? await agent.launch(record, from: link.device) : nil
-            return ContinuedActivity(record: record, device: link.device, launch: outcome)
+            let outcome = launch ? await agent.launch(record, from: device) : nil
+            return ContinuedActivity(record: record, device: device, launch: outcome)
         }
     }
 
@@ -181,13 +224,12 @@ extension PeerService {
         throw error
     }
 
-    private func matches(device link: PeerLink, _ text: String) -> Bool {
-        if link.deviceName.lowercased() == text.lowercased() { return true }
-        if trust.entry(link.deviceID)?.name.lowercased() == text.lowercased() { return true }
-        if let id = try? DeviceID(parsing: text) { return id == link.deviceID }
+    private func matches(_ id: DeviceID, name: String, _ text: String) -> Bool {
+        if name.lowercased() == text.lowercased() { return true }
+        if trust.entry(id)?.name.lowercased() == text.lowercased() { return true }
+        if let parsed = try? DeviceID(parsing: text) { return parsed == id }
         // A short ID (the first group) is enough when it is unambiguous.
         let compact = text.uppercased().filter { $0 != "-" }
-        return compact.count >= 7 && link.deviceID.description.filter { $0 != "-" }.hasPrefix(compact)
+        return compact.count >= 7 && id.description.filter { $0 != "-" }.hasPrefix(compact)
     }
-
 }

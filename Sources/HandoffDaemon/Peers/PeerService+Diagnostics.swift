@@ -46,6 +46,7 @@ extension PeerService {
                                           fix: settings.discovery ? PeerService.avahiFix() : "remove --no-discovery (or discovery = no) to find peers by mDNS"))
         }
         checks += interfaceChecks()
+        checks.append(sleepCheck())
         for entry in trust.all.sorted(by: { $0.id < $1.id }) {
             checks.append(peerCheck(entry.id, name: entry.name, now: now))
             if let link = links[entry.id], let skew = link.clockSkewSeconds {
@@ -84,6 +85,20 @@ extension PeerService {
         return DiagnosticCheck("peer.\(id)", .failed, "Workstation \(shown)",
                                "not seen on the network (\(seen)): it is off, on another network, or mDNS does not reach it",
                                fix: "if it is on another subnet or a VPN: `handoffctl trust \(id) --address HOST:PORT` or peer = HOST:PORT in handoffd.conf")
+    }
+
+    /// Whether the current offer is handed on before this workstation sleeps (LocalAPI.md §22).
+    func sleepCheck() -> DiagnosticCheck {
+        switch sleepGuard {
+        case .guarded:
+            return DiagnosticCheck("sleep", .ok, "Sleep", "the session agent holds logind's delay lock: before this workstation sleeps, its offer goes to the others to keep")
+        case .unguarded(let why):
+            return DiagnosticCheck("sleep", .warning, "Sleep", "sleep is not guarded: \(why); an offer made here sleeps with this workstation",
+                                   fix: "nothing to do on a machine that never sleeps; elsewhere, check that systemd-logind runs")
+        case .unknown:
+            return DiagnosticCheck("sleep", .warning, "Sleep", "no session agent guards sleep: an offer made here sleeps with this workstation",
+                                   fix: "systemctl --user start handoff-session (in your graphical session)")
+        }
     }
 
     /// Interfaces that are up: mDNS needs multicast on at least one with an address.

@@ -64,12 +64,12 @@ extension PeerService {
                                     dialledBy: dialled == nil ? peerID : identity.deviceID, remoteAddress: remote,
                                     peerListenPort: hello.listenPort, channel: channel.channel, outbound: queueIn, timers: timers.bound(to: channel.channel.eventLoop),
                                     clockSkewSeconds: hello.time.map { Double(clock.now().nanoseconds(until: $0)) / 1e9 },
-                                    instance: hello.instance)
+                                    instance: hello.instance, version: hello.version)
                 guard await attach(link, service: dialled) else { return }
                 attached = link
                 await linked(link, certificate: try certificate.toDERBytes())
                 // One writer drains the link's queue; this task reads.
-                async let writing: Void = PeerService.drain(queue, into: outbound)
+                async let writing: Void = PeerService.drain(queue, into: outbound, for: link)
                 do {
                     while let message = try await messages.next() {
                         try await self.handle(message, from: link)
@@ -94,14 +94,15 @@ extension PeerService {
         if let attached { await detach(attached) }
     }
 
-    static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>) async throws {
+    static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, for link: PeerLink) async throws {
         for await message in queue { try await outbound.write(message) }
+        link.sent()
     }
 
     func handle(_ message: PeerMessage, from link: PeerLink) async throws {
         // A link replaced by a newer one may still deliver what it had buffered: ignore it.
         guard book.isCurrent(link) else { return }
-        switch PeerSession.step(for: message, fetchesInFlight: link.fetchesInFlight) {
+        switch PeerSession.step(for: message, fetchesInFlight: link.fetchesInFlight, version: link.version) {
         case .violation(let code, let message):
             throw PeerProtocolError(code: code, message: message)
         case .subscribe:
@@ -139,6 +140,10 @@ extension PeerService {
             await heardAccount(statements, from: link)
         case .considerKey(let generation, let key):
             heardAdvertisementKey(AdvertisementKey(generation: generation, key: key), from: link)
+        case .compareKept(let entries):
+            compareKept(entries, from: link)
+        case .takeKept(let items):
+            try takeKept(items, from: link)
         case .peerClosing(let code, let message):
             logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
             link.close()
@@ -147,6 +152,7 @@ extension PeerService {
 
     /// Registers a new link (`PeerBook.attach`); false when `link` is the one to drop.
     func attach(_ link: PeerLink, service: ServiceKey?) -> Bool {
+        guard !asleep else { return false }  // about to sleep: see `sleep(_:session:)`
         // Trust may have been withdrawn while this connection was saying hello.
         let trusted = trust.isTrusted(link.deviceID)
         guard let actions = book.attach(link, trusted: trusted, trustedName: trust.entry(link.deviceID)?.name.nonEmpty, at: clock.now()) else { return false }
@@ -163,6 +169,10 @@ extension PeerService {
         guard !actions.isEmpty else { return }  // replaced by a newer link
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
         perform(actions)
+        // What a member keeps for it stands in for its live offer now.
+        if let k = keptOffers(at: clock.now()).first(where: { $0.item.origin == link.deviceID }) {
+            peerEvents.yield(.peerOffer(k.device, ActivitySummary(k.activity, payloadSize: k.item.payload.count)))
+        }
         perform(dialBook.unlinked(link.deviceID, dialFacts, at: clock.now()))
         updateWatches()
     }

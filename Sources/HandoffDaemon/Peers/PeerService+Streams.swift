@@ -34,6 +34,12 @@ extension PeerService {
     /// dial the origin, ask, and relay. Every failure reaches the app as an error frame.
     nonisolated func continueStream(_ id: ActivityID, document: Bool = false, app: AppStreamEnd) async {
         guard let link = await originLink(for: id) else {
+            // Continued from what was kept for a workstation that sleeps: its streams wait for it.
+            if let origin = await book.continuedOrigin(of: id) {
+                let name = await keptDevice(origin).name
+                await tell(app, StreamFailure("origin_unreachable", "continuation streams come from the workstation the activity was offered on (\(name.isEmpty ? origin.shortID : name)), which is not connected: wake it, then try again"))
+                return
+            }
             await tell(app, StreamFailure("not_offered", "no connected workstation offers activity \(id); continue it first (`handoffctl continue`)"))
             return
         }

@@ -68,6 +68,15 @@ public actor PeerService: Service {
     var rotationTimer: ScheduledTimer?
     /// This host's addresses and routes, kept current by `NetworkWatch`.
     var network = NetworkWatch.snapshot()
+    /// Offers kept for members that sleep, and what this device issued (`KeptOffers`).
+    var kept: KeptOffers
+    let keptStore: KeptOfferStore
+    var keptExpiryTimer: ScheduledTimer?
+    /// Whether the session agent holds logind's delay lock (for doctor).
+    var sleepGuard = SleepGuard.unknown
+    /// Between `prepare` and the wake-up: no link is taken.
+    var asleep = false
+    var asleepTimer: ScheduledTimer?
     /// The account of devices (membership log), kept in `account.json`.
     var account: AccountLog
     let accountStore: AccountStore
@@ -116,6 +125,8 @@ public actor PeerService: Service {
                                                     untrustedRetry: settings.untrustedRetry.nanoseconds))
         book = PeerBook(maximumStreamsPerPeer: settings.maximumStreamsPerPeer)
         self.accountStore = accountStore
+        keptStore = KeptOfferStore(stateDirectory: accountStore.stateDirectory)
+        kept = KeptOffers(own: identity.deviceID)
         account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
         _ = account.merge(accountStore.load(logger: logger))
         var keys = accountStore.keys.load(logger: logger)
@@ -141,6 +152,7 @@ public actor PeerService: Service {
         if avahi != nil { rotateAdvertisement() }
         for peer in settings.staticPeers { addStaticPeer(peer) }
         reconcileTrust()
+        loadKept()
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
         let peerEventStream = self.peerEventStream
@@ -225,6 +237,7 @@ public actor PeerService: Service {
     /// and Avahi stop after this, as services of their own (`Daemon`).
     private func stop() async {
         rotationTimer?.cancel()
+        keptExpiryTimer?.cancel()
         perform(book.closeAll())
         accepting = false
         work.finish()
@@ -323,6 +336,7 @@ public actor PeerService: Service {
 
     private func offerChanged(_ offer: ActivitySummary?) {
         perform(book.offerChanged(offer))
+        withdrawKeptOffer(unless: offer)
         if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
         // The first value is the offer at start, which the start's advertisement (a fresh
         // hint) covers already: a TXT update now would only add an announcement while the
@@ -362,6 +376,9 @@ public actor PeerService: Service {
 }
 
 extension PeerService {
+    /// How long after `prepare` without a wake-up the workstation is taken to be awake
+    /// (the sleep was cancelled, or the agent went away): timers do not run while it sleeps.
+    static let longestSleepPreparation: Int64 = 30
     /// A link carries small messages: notice its death within about 9 s (3 s idle, then 3
     /// probes 2 s apart; unacknowledged data is given up on after 9 s too). Stream
     /// connections keep the looser settings every connection starts with, so a reader

@@ -56,6 +56,9 @@ enum PeerSession {
         case noteContinued(ActivityID)
         case mergeAccount([[UInt8]])
         case considerKey(generation: UInt64, key: [UInt8])
+        /// Offers kept for sleeping members (version 2): what the peer holds, and items.
+        case compareKept([PeerMessage.KeptIndexEntry])
+        case takeKept([[UInt8]])
         /// The peer broke the protocol: tell it why and close.
         case violation(code: String, message: String)
         /// The peer is closing with this error: log it and close.
@@ -65,7 +68,8 @@ enum PeerSession {
     /// Fetches one peer may have this device answer at once; more are refused with `busy`.
     static let maximumFetchesInFlight = 4
 
-    static func step(for message: PeerMessage, fetchesInFlight: Int) -> LinkStep {
+    /// `version`: the one the link speaks (the lower of the two hellos').
+    static func step(for message: PeerMessage, fetchesInFlight: Int, version: UInt16 = PeerHello.currentVersion) -> LinkStep {
         switch message {
         case .hello:
             return .violation(code: "unexpected-hello", message: "a second hello")
@@ -90,6 +94,12 @@ enum PeerSession {
             return .considerKey(generation: generation, key: key)
         case .pairCommit, .pairNonce, .pairConfirm:
             return .violation(code: "unexpected-message", message: "pairing messages belong on a pairing connection, not the link")
+        case .keptIndex where version < 2, .kept where version < 2:
+            return .violation(code: "unexpected-message", message: "kept offers need version 2; this link speaks \(version)")
+        case .keptIndex(let entries):
+            return .compareKept(entries)
+        case .kept(let items):
+            return .takeKept(items)
         case .error(let code, let message):
             return .peerClosing(code: code, message: message)
         }

@@ -1,0 +1,132 @@
+import Crypto
+import HandoffCore
+
+/// What this workstation keeps for the account's other members (Docs/PeerProtocol.md
+/// §18): per origin, the newest signed offer or withdrawal it has seen; and what it last
+/// issued itself, with the sequence to number the next. A value: every event comes with
+/// the time and what the account knows, and says what became of it, so it is tested
+/// without links, disks or waiting.
+struct KeptOffers: Sendable {
+    struct Limits: Sendable {
+        /// Origins held at once; beyond it, the one issued longest ago goes first.
+        var maximumOrigins = 64
+        /// Payload bytes held in all; likewise.
+        var maximumBytes = 8 << 20
+    }
+
+    enum Verdict: Equatable, Sendable {
+        /// Newer than what was held for its origin: kept (and worth passing on).
+        case kept
+        /// Held already, or older than what is held (another keeper was quicker), or past
+        /// its time: nothing changes, and nothing is wrong.
+        case ignored
+        /// Not something a member would send: the sender is told and nothing is kept.
+        case refused(String)
+    }
+
+    let own: DeviceID
+    let limits: Limits
+    private(set) var byOrigin: [DeviceID: KeptOffer] = [:]
+    /// The last offer or withdrawal this device issued, handed to each member it links to.
+    private(set) var mine: KeptOffer?
+    /// The highest sequence this device issued (or was shown as its own by a keeper).
+    private(set) var issued: UInt64 = 0
+
+    init(own: DeviceID, limits: Limits = Limits()) {
+        self.own = own
+        self.limits = limits
+    }
+
+    /// What a member sent (or what was loaded from disk). `key`: the origin's signing key
+    /// if it is a member, nil if not.
+    mutating func take(_ item: KeptOffer, originKey key: P256.Signing.PublicKey?, at now: Timestamp) -> Verdict {
+        guard let key else { return .refused("\(item.origin.shortID) is not a member of the account") }
+        guard item.verifies(with: key) else { return .refused("the origin's signature does not verify") }
+        guard item.isFor(own) else { return .refused("it was not offered to this device") }
+        if item.origin == own {
+            // Our own, handed back: we know better, but never number below it (the state
+            // file may have been lost while keepers held what we issued).
+            issued = max(issued, item.sequence)
+            return .ignored
+        }
+        guard item.isLive(at: now) else { return .ignored }
+        if let held = byOrigin[item.origin] {
+            if item.sequence < held.sequence { return .ignored }
+            if item.sequence == held.sequence {
+                // The same number for something else: the origin signed two things alike, or
+                // something is wrong; what is held stays.
+                return item == held ? .ignored : .refused("a different offer under sequence \(item.sequence) of \(item.origin.shortID)")
+            }
+        }
+        byOrigin[item.origin] = item
+        evict()
+        return byOrigin[item.origin] == item ? .kept : .ignored
+    }
+
+    /// The sequence for what this device issues next: above everything before it, and
+    /// above the microseconds since 1970, so it keeps rising even if the count was lost.
+    mutating func nextSequence(at now: Timestamp) -> UInt64 {
+        let micros = UInt64(max(0, now.seconds)) * 1_000_000 + UInt64(max(0, now.nanoseconds) / 1000)
+        issued = max(issued + 1, micros)
+        return issued
+    }
+
+    /// The count as written down (the item it numbered may have expired since).
+    mutating func noteIssued(_ sequence: UInt64) { issued = max(issued, sequence) }
+
+    /// This device issued `item` (numbered by `nextSequence`): members it links to get it.
+    mutating func issue(_ item: KeptOffer) {
+        guard item.origin == own else { return }
+        issued = max(issued, item.sequence)
+        mine = item
+    }
+
+    /// Drops what is past its time; returns the origins whose item went.
+    mutating func expire(at now: Timestamp) -> [DeviceID] {
+        let gone = byOrigin.values.filter { !$0.isLive(at: now) }.map(\.origin).sorted()
+        for id in gone { byOrigin[id] = nil }
+        if let m = mine, !m.isLive(at: now) { mine = nil }
+        return gone
+    }
+
+    /// The origin left the account (or the user forgot it): what it offered goes too.
+    mutating func forget(_ origin: DeviceID) -> Bool { byOrigin.removeValue(forKey: origin) != nil }
+
+    mutating func forgetAll() { byOrigin.removeAll() }
+
+    /// When the next item expires, to wake up then.
+    var nextExpiry: Timestamp? { (byOrigin.values.map(\.keepUntil) + (mine.map { [$0.keepUntil] } ?? [])).min() }
+
+    /// Per origin, the sequence held (ours included): sent on each new link, so the other
+    /// side sends only what is newer.
+    var index: [DeviceID: UInt64] {
+        var out = byOrigin.mapValues(\.sequence)
+        if let m = mine { out[own] = m.sequence }
+        return out
+    }
+
+    /// What `peer` lacks, by its index: newer than it holds, meant for it, and not its own.
+    func newer(than theirs: [DeviceID: UInt64], for peer: DeviceID, at now: Timestamp) -> [KeptOffer] {
+        (Array(byOrigin.values) + (mine.map { [$0] } ?? [])).filter { item in
+            item.origin != peer && item.isFor(peer) && item.isLive(at: now) && (theirs[item.origin].map { item.sequence > $0 } ?? true)
+        }.sorted { $0.origin < $1.origin }
+    }
+
+    /// Everything to write down: what is kept, and ours.
+    var all: [KeptOffer] { Array(byOrigin.values) + (mine.map { [$0] } ?? []) }
+
+    /// The offers to show here: live, not withdrawn, from origins not linked now (a linked
+    /// origin's own offer is the one that counts).
+    func offers(at now: Timestamp, except linked: Set<DeviceID>) -> [KeptOffer] {
+        byOrigin.values.filter { $0.kind == .offer && $0.isLive(at: now) && !linked.contains($0.origin) }.sorted { $0.origin < $1.origin }
+    }
+
+    var bytes: Int { byOrigin.values.reduce(0) { $0 + $1.payload.count } }
+
+    private mutating func evict() {
+        while byOrigin.count > limits.maximumOrigins || bytes > limits.maximumBytes,
+              let oldest = byOrigin.values.min(by: { ($0.issuedAt, $0.origin) < ($1.issuedAt, $1.origin) }) {
+            byOrigin[oldest.origin] = nil
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import HandoffCore
+import HandoffControlAPI
+import HandoffPeerProtocol
+import HandoffStreamFrames
+
+/// Offers kept for members that sleep (Docs/PeerProtocol.md §18). A link of version 2
+/// starts with each side's index (per origin, the sequence held); each side then sends
+/// what the other lacks. What a member sends that is new is passed on to the other
+/// members linked now, so it spreads like the account's statements. The decisions are
+/// `KeptOffers`'; this is the I/O.
+extension PeerService {
+    /// A link came up: tell it what we hold, so it sends only what is newer.
+    func sendKeptIndex(to link: PeerLink) {
+        guard link.version >= 2 else { return }
+        var entries = kept.index.sorted { $0.key < $1.key }.map { PeerMessage.KeptIndexEntry(origin: $0.key.bytes, sequence: $0.value) }[...]
+        repeat {
+            link.send(.keptIndex(Array(entries.prefix(PeerMessage.maximumKeptItems))))
+            entries = entries.dropFirst(PeerMessage.maximumKeptItems)
+        } while !entries.isEmpty
+    }
+
+    /// The peer's index: send what it lacks.
+    func compareKept(_ entries: [PeerMessage.KeptIndexEntry], from link: PeerLink) {
+        var theirs: [DeviceID: UInt64] = [:]
+        for e in entries { theirs[DeviceID(bytes: e.origin)] = e.sequence }
+        sendKept(kept.newer(than: theirs, for: link.deviceID, at: clock.now()), to: link)
+    }
+
+    /// In messages that stay well inside a frame: a payload is at most the activity cap.
+    func sendKept(_ items: [KeptOffer], to link: PeerLink) {
+        guard link.version >= 2 else { return }
+        var batch: [[UInt8]] = [], size = 0
+        for item in items {
+            let bytes = item.encoded
+            if !batch.isEmpty, batch.count == PeerMessage.maximumKeptItems || size + bytes.count > limits.maximumEncodedBytes {
+                link.send(.kept(batch))
+                (batch, size) = ([], 0)
+            }
+            batch.append(bytes)
+            size += bytes.count
+        }
+        if !batch.isEmpty { link.send(.kept(batch)) }
+    }
+
+    /// Items from a member. One that is not what a member would send (unreadable, over the
+    /// cap, unsigned or signed by someone else, not meant for us, a second item under one
+    /// sequence) refuses the whole message: nothing it sent is kept, and the link closes.
+    func takeKept(_ blobs: [[UInt8]], from link: PeerLink) throws(PeerProtocolError) {
+        let now = clock.now()
+        var next = kept
+        var taken: [KeptOffer] = []
+        for blob in blobs {
+            let item: KeptOffer
+            do { item = try KeptOffer(decoding: blob, maximumPayload: limits.maximumEncodedBytes) } catch {
+                logger.warning("refused a kept offer", metadata: ["peer": "\(link.deviceName)", "why": "\(error.description)"])
+                throw PeerProtocolError(code: "bad-kept-offer", message: error.description)
+            }
+            switch next.take(item, originKey: account.memberKey(item.origin), at: now) {
+            case .kept:
+                taken.append(item)
+            case .ignored:
+                continue
+            case .refused(let why):
+                logger.warning("refused a kept offer", metadata: ["peer": "\(link.deviceName)", "origin": "\(item.origin.shortID)", "why": "\(why)"])
+                throw PeerProtocolError(code: "bad-kept-offer", message: why)
+            }
+        }
+        let issuedBefore = kept.issued
+        kept = next
+        if taken.isEmpty {
+            if kept.issued != issuedBefore { saveKept() }
+            return
+        }
+        saveKept()
+        scheduleKeptExpiry()
+        let linked = Set(links.keys)
+        for item in taken {
+            logger.info("keeping an offer for a member", metadata: ["origin": "\(item.origin.shortID)", "kind": "\(item.kind)", "from": "\(link.deviceName)"])
+            // Passed on to every other member linked now that may hold it.
+            for other in links.values where other !== link && other.deviceID != item.origin && item.isFor(other.deviceID) {
+                sendKept([item], to: other)
+            }
+            // A linked origin's live offer is the one apps see; a kept one only stands in for it.
+            guard !linked.contains(item.origin) else { continue }
+            let device = keptDevice(item.origin)
+            switch item.kind {
+            case .offer:
+                if let a = try? item.activity() { peerEvents.yield(.peerOffer(device, ActivitySummary(a, payloadSize: item.payload.count))) }
+            case .withdrawn:
+                peerEvents.yield(.peerOffer(device, nil))
+            }
+        }
+    }
+
+    /// Our offer as it stands, signed, with a payload as fresh as its owner can make it,
+    /// to every member linked now (before sleep). False when nothing is offered.
+    @discardableResult
+    func pushOwnOffer() async -> Bool {
+        guard let offer = book.ourOffer else { return false }
+        let record: ActivityRecord
+        do { record = try await registry.snapshotForPeer(offer.id) } catch {
+            logger.info("nothing to keep: the offer could not be saved", metadata: ["error": "\(error.message)"])
+            return false
+        }
+        let now = clock.now()
+        do {
+            let item = try KeptOffer.offer(record.activity, stale: record.stale ?? false, sequence: kept.nextSequence(at: now),
+                                           origin: identity.deviceID, at: now, key: identity.signingKey)
+            issue(item)
+        } catch {
+            logger.error("could not sign the offer to keep", metadata: ["error": "\(error)"])
+            return false
+        }
+        return true
+    }
+
+    /// Our offer changed: what members keep of an earlier one is withdrawn.
+    func withdrawKeptOffer(unless current: ActivitySummary?) {
+        guard let mine = kept.mine, mine.kind == .offer, mine.activityID != current?.id else { return }
+        let now = clock.now()
+        do {
+            issue(try KeptOffer.withdrawal(of: mine.activityID, targets: mine.targets, sequence: kept.nextSequence(at: now),
+                                           origin: identity.deviceID, at: now, key: identity.signingKey))
+        } catch {
+            logger.error("could not sign the withdrawal of a kept offer", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func issue(_ item: KeptOffer) {
+        kept.issue(item)
+        saveKept()
+        scheduleKeptExpiry()
+        for link in links.values where item.isFor(link.deviceID) { sendKept([item], to: link) }
+    }
+
+    /// A device left the account: what it offered goes too.
+    func forgetKept(_ origin: DeviceID) {
+        guard kept.forget(origin) else { return }
+        saveKept()
+        peerEvents.yield(.peerOffer(keptDevice(origin), nil))
+    }
+
+    /// Kept offers of origins not linked now (a linked origin's live offer counts instead).
+    func keptOffers(at now: Timestamp) -> [(device: PeerDevice, item: KeptOffer, activity: Activity)] {
+        kept.offers(at: now, except: Set(links.keys)).compactMap { item in
+            guard item.isFor(identity.deviceID), let a = try? item.activity() else { return nil }
+            return (keptDevice(item.origin), item, a)
+        }
+    }
+
+    /// The origin as the user named it.
+    func keptDevice(_ id: DeviceID) -> PeerDevice {
+        PeerDevice(id: id.description, name: trust.entry(id)?.name.nonEmpty ?? devices[id]?.name ?? "")
+    }
+
+    func saveKept() {
+        do { try keptStore.save(.init(items: kept.all, issued: kept.issued)) } catch {
+            logger.error("could not save the kept offers", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Wakes up when the next kept item is due to go, and only then.
+    func scheduleKeptExpiry() {
+        keptExpiryTimer?.cancel()
+        keptExpiryTimer = nil
+        guard let due = kept.nextExpiry else { return }
+        let wait = max(0, clock.now().nanoseconds(until: due)) + 1_000_000
+        keptExpiryTimer = timers.schedule(in: .nanoseconds(wait)) {
+            _ = Task { await self.keptExpiryDue() }
+        }
+    }
+
+    private func keptExpiryDue() {
+        let gone = kept.expire(at: clock.now())
+        saveKept()
+        let linked = Set(links.keys)
+        for origin in gone where !linked.contains(origin) { peerEvents.yield(.peerOffer(keptDevice(origin), nil)) }
+        scheduleKeptExpiry()
+    }
+
+    /// At start: what was kept, checked again against the account as it is now.
+    func loadKept() {
+        let contents = keptStore.load(maximumPayload: limits.maximumEncodedBytes, logger: logger)
+        let now = clock.now()
+        for item in contents.items {
+            if item.origin == identity.deviceID {
+                if item.verifies(with: identity.signingKey.publicKey) { kept.issue(item) }
+            } else {
+                _ = kept.take(item, originKey: account.memberKey(item.origin), at: now)
+            }
+        }
+        kept.noteIssued(contents.issued)
+        scheduleKeptExpiry()
+    }
+}
+
+/// Whether a session agent guards this workstation's sleep (`POST /v1/sleep`).
+enum SleepGuard: Sendable, Equatable {
+    /// No agent said anything (none runs, or it is older than sleep guarding).
+    case unknown
+    /// The agent of this event session holds logind's delay lock.
+    case guarded(session: String)
+    /// The agent cannot take the lock, and why.
+    case unguarded(String)
+}
+
+extension PeerService {
+    /// What the session agent says about sleep (Docs/LocalAPI.md §22).
+    func sleep(_ request: SleepRequest, session: String?) async throws(HandoffError) -> SleepAnswer {
+        switch request.phase {
+        case .guarded:
+            guard let session = request.session ?? session else {
+                throw HandoffError.badRequest("name the event session that holds the lock: \"session\" in the body or the \(ControlEndpoint.sessionHeader) header")
+            }
+            guard await registry.isSessionOpen(session) else {
+                throw HandoffError(.conflict, code: "unknown_session", message: "no open event session \(session); open GET /v1/events first")
+            }
+            sleepGuard = .guarded(session: session)
+            return SleepAnswer(phase: .guarded)
+        case .unguarded:
+            sleepGuard = .unguarded(request.detail ?? "the session agent cannot take logind's delay lock")
+            return SleepAnswer(phase: .unguarded)
+        case .prepare:
+            let offered = await pushOwnOffer()
+            let handedTo = offered ? links.values.filter { link in link.version >= 2 && kept.mine.map { $0.isFor(link.deviceID) } ?? false }.count : 0
+            logger.info("going to sleep", metadata: ["offered": "\(offered)", "handed to": "\(handedTo)"])
+            // The others notice at once and show what they keep instead of waiting for the
+            // links to time out; each link closes once what it queued (the kept offer) is out.
+            // Until the wake-up no link is taken: one made in the moment before the machine
+            // sleeps would hide the kept offer until its keepalive gave up.
+            asleep = true
+            for link in links.values { link.closeWhenSent() }
+            // Sleep may be cancelled, or the agent gone before it could say it woke.
+            asleepTimer?.cancel()
+            asleepTimer = timers.schedule(in: .seconds(PeerService.longestSleepPreparation)) {
+                _ = Task { await self.wake(reason: "no wake-up was announced") }
+            }
+            return SleepAnswer(phase: .prepare, offered: offered, handedTo: handedTo)
+        case .resume:
+            wake(reason: "woke up")
+            return SleepAnswer(phase: .resume)
+        }
+    }
+
+    /// After sleep (or a sleep that did not happen): link again at once, whatever the backoff said.
+    func wake(reason: String) {
+        asleepTimer?.cancel()
+        asleepTimer = nil
+        let was = asleep
+        asleep = false
+        logger.info("\(reason): linking again", metadata: ["was asleep": "\(was)"])
+        perform(dialBook.networkChanged(dialFacts, at: clock.now()))
+    }
+
+    /// An event session ended: if its agent guarded sleep, nobody does now.
+    func sessionClosed(_ token: String) {
+        if case .guarded(let s) = sleepGuard, s == token { sleepGuard = .unknown }
+    }
+}
