@@ -14,12 +14,14 @@ struct ListCommand: AsyncParsableCommand {
             return
         }
         guard !offers.isEmpty else {
-            Output.out("nothing offered by a connected workstation")
+            Output.out("nothing offered by your other workstations")
             return
         }
         for o in offers {
             let title = o.activity.title.isEmpty ? "" : " \"\(o.activity.title)\""
-            Output.out("\(ActivityPrinter.pad(o.device.name, 12))\(o.activity.activityType)\(title)  \(Age.text(seconds: o.ageSeconds)) ago  \(o.activity.id)")
+            // Kept: its workstation sleeps (or is out of reach) and another keeps its offer.
+            let kept = o.kept ? "  (origin asleep, kept here\(o.stale ? "; not saved before it slept" : ""))" : ""
+            Output.out("\(ActivityPrinter.pad(o.device.name, 12))\(o.activity.activityType)\(title)  \(Age.text(seconds: o.ageSeconds)) ago  \(o.activity.id)\(kept)")
         }
     }
 }

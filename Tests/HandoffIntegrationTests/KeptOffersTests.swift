@@ -21,6 +21,96 @@ extension WorkstationTests {
 
     func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
+    /// a's graphical session with a logind stand-in on its system bus, the agent holding the lock.
+    func sleepyDesktop(_ net: NetnsRun, _ host: String) async throws -> (desktop: DesktopSession, logind: String, standin: Int32) {
+        let logind = net.directory + "/\(host)-logind.log"
+        let standin = try await net.spawn(host, log: logind, [TestEnvironment.packageRoot + "/Tests/Fixtures/logind-standin"])
+        try await eventually(10, "the logind stand-in on \(host)") { self.text(logind).contains("ready") }
+        let desktop = try DesktopSession(net, host: host)
+        try await desktop.startBus()
+        try await desktop.startAgent()
+        try await eventually(10, "\(host)'s agent to take the delay lock") { self.text(logind).contains("inhibit sleep delay by handoff") }
+        return (desktop, logind, standin)
+    }
+
+    /// logind says the machine sleeps; returns once the agent let it (the stand-in's n-th "asleep").
+    func sleep(_ net: NetnsRun, standin: Int32, logind: String, times n: Int = 1) async throws {
+        net.stop(standin, SIGUSR1)
+        try await eventually(10, "the machine to be let sleep") {
+            self.text(logind).components(separatedBy: "asleep after").count - 1 >= n
+        }
+    }
+
+    func offersFrom(_ net: NetnsRun, _ host: String, _ origin: String) async throws -> [[String: Any]] {
+        try await offers(net, host).filter { ($0["device"] as? [String: Any])?["id"] as? String == origin }
+    }
+
+    /// b held a's kept offer, then went away; meanwhile a woke, its app ended the activity,
+    /// and c kept the withdrawal (across its own restart, with a asleep again): b, back
+    /// through c alone, drops what it held. A device removed from the account loses what
+    /// was kept for it.
+    @Test func aWithdrawalReachesAMemberThroughAKeeperThatRestarted() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h) }
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b"), idC = try await net.deviceID("c")
+            try await net.pairByCode("a", "b")
+            try await net.pairByCode("b", "c")
+            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
+            let owner = try await net.spawn("a", log: net.directory + "/a-owner.log", [
+                try TestEnvironment.binary("handoffctl"), "--socket", net.socket("a"), "become-current", "--attach",
+                "--type", "org.example.edit", "--title", "Notes",
+            ])
+            try await eventually(10, "b and c to see a's offer") {
+                let b = try await self.offersFrom(net, "b", idA).count, c = try await self.offersFrom(net, "c", idA).count
+                return b == 1 && c == 1
+            }
+            // a sleeps: b and c both keep its offer.
+            try await sleep(net, standin: standin, logind: logind)
+            try await bridgePort(net, "p1", up: false)
+            let daemonA = try #require(net.daemons["a"])
+            net.stop(daemonA, SIGSTOP)
+            for h in ["b", "c"] {
+                try await eventually(5, "\(h) to keep a's offer") { try await self.offersFrom(net, h, idA).first?["kept"] as? Bool == true }
+            }
+            // b goes away; a wakes, links with c, and its app ends the activity.
+            try await bridgePort(net, "p2", up: false)
+            try await eventually(15, "c to notice b is gone") { try await !net.isConnected("c", to: idB) }
+            net.stop(daemonA, SIGCONT)
+            try await bridgePort(net, "p1", up: true)
+            net.stop(standin, SIGUSR2)
+            try await eventually(20, "a and c to link again") { try await net.isConnected("c", to: idA) }
+            net.stop(owner, SIGTERM)
+            try await eventually(10, "c to list nothing from a") { try await self.offersFrom(net, "c", idA).isEmpty }
+            // a sleeps again, offering nothing, and is gone.
+            try await sleep(net, standin: standin, logind: logind, times: 2)
+            try await bridgePort(net, "p1", up: false)
+            net.stop(daemonA, SIGSTOP)
+            // c restarts with nobody to learn from: what it keeps (the withdrawal) is on its disk.
+            await net.kill("c", SIGTERM)
+            _ = try await net.startDaemon("c")
+            // b comes back: only c is there, and it hands on the withdrawal.
+            try await bridgePort(net, "p2", up: true)
+            try await eventually(30, "b to link with c again") { try await net.isConnected("b", to: idC) }
+            try await eventually(5, "b to drop a's kept offer") { try await self.offersFrom(net, "b", idA).isEmpty }
+            #expect(try await !net.isConnected("b", to: idA))
+            let bLog = text(net.logPath("b"))
+            #expect(bLog.contains("keeping an offer for a member") && bLog.contains("kind=withdrawn"), "b took the withdrawal from c")
+
+            // Removed from the account: what b kept for a goes (b held nothing now; c forgets too).
+            net.stop(daemonA, SIGCONT)
+            try await bridgePort(net, "p1", up: true)
+            net.stop(standin, SIGUSR2)
+            let removed = try await net.ctl("b", "remove", idA)
+            #expect(removed.status == 0, "\(removed)")
+            try await eventually(10, "c to drop what it kept for a") {
+                self.text(net.logPath("c")).contains("dropped what was kept for a device no longer in the account")
+            }
+            desktop.stop()
+            net.stop(standin, SIGTERM)
+        }
+    }
+
     @Test func anOfferSavedBeforeSleepIsContinuedFromAnotherMember() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
             for h in ["a", "b", "c"] { _ = try await net.startDaemon(h, ["--will-save-timeout-ms", "2000"]) }
@@ -83,6 +173,8 @@ extension WorkstationTests {
             try await eventually(5, "b to list a's kept offer") {
                 try await self.offers(net, "b").contains { $0["kept"] as? Bool == true && ($0["activity"] as? [String: Any])?["id"] as? String == offered }
             }
+            let listed = try await net.ctl("b", "list")
+            #expect(listed.stdout.contains("origin asleep, kept here") && listed.stdout.contains("ws-a"), "\(listed)")
             let continued = try await net.ctl("b", "continue", "--json")
             #expect(continued.status == 0, "\(continued)")
             let o = try JSONSerialization.jsonObject(with: Data(continued.stdout.utf8)) as? [String: Any] ?? [:]

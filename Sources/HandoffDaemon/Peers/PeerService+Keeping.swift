@@ -136,6 +136,7 @@ extension PeerService {
     /// A device left the account: what it offered goes too.
     func forgetKept(_ origin: DeviceID) {
         guard kept.forget(origin) else { return }
+        logger.info("dropped what was kept for a device no longer in the account", metadata: ["origin": "\(origin.shortID)"])
         saveKept()
         peerEvents.yield(.peerOffer(keptDevice(origin), nil))
     }
