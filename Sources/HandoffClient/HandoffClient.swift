@@ -44,8 +44,10 @@ public struct HandoffClient: Sendable {
     /// streams, for an activity without an owning app.
     /// `document` (absolute): the file the activity is about; the other workstation opens
     /// its own copy in the same synced folder, or fetches one.
-    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil, streamFile: String? = nil, document: String? = nil) async throws -> ActivityRecord {
-        let request = BecomeCurrentRequest(draft: draft, session: session, streamFile: streamFile, document: document)
+    /// `to`: offer it to these workstations only (names or device IDs); nil: to all.
+    public func becomeCurrent(_ draft: ActivityDraft, session: String? = nil, streamFile: String? = nil, document: String? = nil,
+                              to: [String]? = nil) async throws -> ActivityRecord {
+        let request = BecomeCurrentRequest(draft: draft, session: session, streamFile: streamFile, document: document, to: to)
         return try decode(try await call(.becomeCurrent, body: request.json), ActivityRecord.init(json:))
     }
 

@@ -53,7 +53,11 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The document the activity is about: the other workstation opens its own copy in the same synced folder (Syncthing, Nextcloud, synced-root), or fetches one.", valueName: "path"))
     var document: String?
 
+    @Option(name: .customLong("to"), help: ArgumentHelp("Offer it to this workstation only (its name or device ID; repeatable, at most 16): the others neither list nor keep it.", valueName: "device"))
+    var to: [String] = []
+
     func validate() throws {
+        if to.count > 16 { throw ValidationError("--to names at most 16 workstations") }
         if refreshWith != nil && !attach { throw ValidationError("--refresh-with needs --attach: only an attached owner can answer will-save") }
         if streamExec != nil && !attach { throw ValidationError("--stream-exec needs --attach: the command runs here, in this handoffctl") }
         if streamFile != nil && attach { throw ValidationError("--stream-file is for activities without --attach; an attached owner serves streams with --stream-exec") }
@@ -80,13 +84,15 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
         let client = options.client
         guard attach else {
             let record = try await client.becomeCurrent(draft, streamFile: try streamFile.map { try BecomeCurrentCommand.absolute($0, "--stream-file") },
-                                                        document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") })
+                                                        document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") },
+                                                        to: to.isEmpty ? nil : to)
             Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue)
             return
         }
         let session = try await client.openSession()
         let record = try await client.becomeCurrent(draft, session: session.token,
-                                                    document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") })
+                                                    document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") },
+                                                    to: to.isEmpty ? nil : to)
         Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
         try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
                                 refreshCommand: refreshWith, streamCommand: streamExec, json: options.json).run()

@@ -5,9 +5,11 @@ import HandoffControlAPI
 /// telling the owner its activity was continued, and who serves its streams. What is
 /// offered is the registry's `watchOffer`.
 extension ActivityRegistry {
-    /// A peer's fetch: the offered activity only, as fresh as its owner can make it.
-    public func snapshotForPeer(_ id: ActivityID) async throws(HandoffError) -> ActivityRecord {
-        guard let offered = lastOffer, offered.id == id else {
+    /// A peer's fetch (`peer`; nil: this device's own, to hand on before sleep): the
+    /// offered activity only, as fresh as its owner can make it. Offered to others only
+    /// (`--to`): to `peer` it is as if nothing were offered.
+    public func snapshotForPeer(_ id: ActivityID, for peer: DeviceID? = nil) async throws(HandoffError) -> ActivityRecord {
+        guard let offered = lastOffer, offered.id == id, peer.map(offered.isFor) ?? true else {
             if let e = table.entries[id], e.state == .expired || e.activity.isExpired(at: clock.now()) {
                 throw HandoffError(.gone, code: "expired", message: "the activity has expired")
             }
@@ -15,7 +17,7 @@ extension ActivityRegistry {
         }
         let record = try await snapshot(id.rawValue)
         // The wait for will-save may have changed what is offered: check again.
-        guard lastOffer?.id == id, record.activity.eligibleForHandoff else {
+        guard let still = lastOffer, still.id == id, peer.map(still.isFor) ?? true, record.activity.eligibleForHandoff else {
             throw HandoffError(.notFound, code: "not_offered", message: "that activity stopped being offered while it was saved")
         }
         return record
@@ -28,8 +30,8 @@ extension ActivityRegistry {
     }
 
     /// Who serves an activity's continuation streams, for a peer's stream request.
-    public func streamSource(for id: ActivityID, document: Bool = false) throws(HandoffError) -> StreamSource {
-        guard let e = table.entries[id], !ActivityTable.isFinal(e.state) else {
+    public func streamSource(for id: ActivityID, document: Bool = false, peer: DeviceID? = nil) throws(HandoffError) -> StreamSource {
+        guard let e = table.entries[id], !ActivityTable.isFinal(e.state), e.targets.isEmpty || peer.map(e.targets.contains) ?? true else {
             throw HandoffError(.notFound, code: "not_offered", message: "that activity is not available on this device any more")
         }
         if document {

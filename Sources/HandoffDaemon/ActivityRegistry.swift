@@ -58,9 +58,9 @@ public actor ActivityRegistry {
     private var pendingSaves: [ActivityID: PendingSave] = [:]
     private var expiryTask: ScheduledTimer?
     private var expiryDue: Timestamp?
-    private var offerWatchers: [Int: AsyncStream<ActivitySummary?>.Continuation] = [:]
+    private var offerWatchers: [Int: AsyncStream<OfferedActivity?>.Continuation] = [:]
     private var nextWatcher = 0
-    private(set) var lastOffer: ActivitySummary?
+    private(set) var lastOffer: OfferedActivity?
 
     public init(settings: Settings, store: ActivityStore?, logger: Logger) {
         self.init(settings: settings, store: store, logger: logger, clock: SystemClock(),
@@ -128,7 +128,7 @@ public actor ActivityRegistry {
     // MARK: - Lifecycle
 
     public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil,
-                              document: (file: String, reference: DocumentReference)? = nil) throws(HandoffError) -> ActivityRecord {
+                              document: (file: String, reference: DocumentReference)? = nil, targets: [DeviceID] = []) throws(HandoffError) -> ActivityRecord {
         let owner: ActivityOwner
         if let session {
             guard events.isOpen(session) else { throw HandoffError.unknownSession(session) }
@@ -148,7 +148,7 @@ public actor ActivityRegistry {
         if activity.isExpired(at: now) {
             throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
-        let entry = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file)
+        let entry = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file, targets: targets)
         if owner == .daemon { try saveAhead("the activity") { _ = $0.add(entry) } }
         perform(table.add(entry))
         rescheduleExpiry()
@@ -339,8 +339,8 @@ public actor ActivityRegistry {
 
     /// The activity offered to other workstations: the current one, if eligible for
     /// handoff and not expired. The stream yields it now and whenever it changes.
-    public func watchOffer() -> AsyncStream<ActivitySummary?> {
-        let (stream, c) = AsyncStream.makeStream(of: ActivitySummary?.self, bufferingPolicy: .bufferingNewest(1))
+    public func watchOffer() -> AsyncStream<OfferedActivity?> {
+        let (stream, c) = AsyncStream.makeStream(of: OfferedActivity?.self, bufferingPolicy: .bufferingNewest(1))
         let key = nextWatcher
         nextWatcher += 1
         offerWatchers[key] = c

@@ -15,8 +15,11 @@ public struct SavedActivity: Sendable, Equatable {
     public var streamFile: String?
     /// The local file of its document.
     public var documentFile: String?
+    /// Offered to these workstations only (`--to`); empty: to all.
+    public var targets: [DeviceID] = []
 
-    public init(activity: Activity, current: Bool, streamFile: String? = nil, documentFile: String? = nil) {
+    public init(activity: Activity, current: Bool, streamFile: String? = nil, documentFile: String? = nil, targets: [DeviceID] = []) {
+        self.targets = targets
         self.activity = activity
         self.current = current
         self.streamFile = streamFile
@@ -41,6 +44,7 @@ public struct ActivityStore: Sendable {
             o["current"] = .bool(s.current)
             if let f = s.streamFile { o["streamFile"] = .string(f) }
             if let f = s.documentFile { o["documentFile"] = .string(f) }
+            if !s.targets.isEmpty { o["targets"] = .array(s.targets.map { .string($0.description) }) }
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "activities": .array(list)])
@@ -63,8 +67,19 @@ public struct ActivityStore: Sendable {
                 do {
                     guard let o = item.objectValue else { throw ValidationError(field: "activities[\(i)]", problem: "not an object") }
                     let a = try ActivityJSON.decodeActivity(o)
+                    // A target that does not read is dropped with the activity: offered to all
+                    // instead would show it where it was not meant to be.
+                    var targets: [DeviceID] = []
+                    if case .array(let list)? = o["targets"] {
+                        for t in list {
+                            guard let text = t.stringValue, let id = try? DeviceID(parsing: text) else {
+                                throw ValidationError(field: "activities[\(i)].targets", problem: "not a device ID")
+                            }
+                            targets.append(id)
+                        }
+                    }
                     out.append(SavedActivity(activity: a, current: o["current"] == .bool(true), streamFile: o["streamFile"]?.stringValue,
-                                             documentFile: o["documentFile"]?.stringValue))
+                                             documentFile: o["documentFile"]?.stringValue, targets: targets))
                 } catch {
                     problem = problem ?? "activities[\(i)]: \(error)"
                 }

@@ -16,6 +16,8 @@ struct ActivityTable {
         /// The local file of the activity's document (`handoff.document` in userInfo),
         /// served to peers that ask for it.
         var documentFile: String?
+        /// Offered to these workstations only (`--to`); empty: to all.
+        var targets: [DeviceID] = []
     }
 
     /// What a change did, for the registry to pass on.
@@ -85,9 +87,9 @@ struct ActivityTable {
     }
 
     /// What peers are offered: the current activity, if eligible for handoff and not expired.
-    func offer(at now: Timestamp) -> ActivitySummary? {
+    func offer(at now: Timestamp) -> OfferedActivity? {
         guard let e = current, e.state == .current, e.activity.eligibleForHandoff, !e.activity.isExpired(at: now) else { return nil }
-        return ActivitySummary(e.activity, payloadSize: ActivityPropertyList.encodedSize(of: e.activity))
+        return OfferedActivity(summary: ActivitySummary(e.activity, payloadSize: ActivityPropertyList.encodedSize(of: e.activity)), targets: e.targets)
     }
 
     static func record(_ e: Entry) -> ActivityRecord {
@@ -109,7 +111,8 @@ struct ActivityTable {
     private static func saved(_ entries: [ActivityID: Entry]) -> SavedActivities {
         SavedActivities(activities: entries.values.filter { $0.owner == .daemon && !isFinal($0.state) }
             .sorted { $0.activity.createdAt < $1.activity.createdAt }
-            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile, documentFile: $0.documentFile) })
+            .map { SavedActivity(activity: $0.activity, current: $0.state == .current, streamFile: $0.streamFile, documentFile: $0.documentFile,
+                                  targets: $0.targets) })
     }
 
     // MARK: - Changes
@@ -118,7 +121,7 @@ struct ActivityTable {
     mutating func restore(_ saved: SavedActivities, at now: Timestamp) {
         for s in saved.activities where !s.activity.isExpired(at: now) {
             entries[s.activity.id] = Entry(activity: s.activity, state: s.current ? .current : .resigned, owner: .daemon,
-                                           streamFile: s.streamFile, documentFile: s.documentFile)
+                                           streamFile: s.streamFile, documentFile: s.documentFile, targets: s.targets)
             if s.current { currentID = s.activity.id }
         }
     }

@@ -33,7 +33,9 @@ struct ControlRouter: Sendable {
                 var document: (file: String, reference: DocumentReference)?
                 if let path = body.document { document = try await locate(path) }
                 let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader)
-                return .created(try await registry.becomeCurrent(body.draft, session: session, streamFile: body.streamFile, document: document).json)
+                let targets = try await peers.targets(body.to ?? [])
+                return .created(try await registry.becomeCurrent(body.draft, session: session, streamFile: body.streamFile, document: document,
+                                                                 targets: targets).json)
             case .getActivity:
                 return .ok(try await registry.get(id).json)
             case .updateActivity:

@@ -89,7 +89,7 @@ struct PeerBookTests {
         let desk = Link(Self.peer, dialledBy: Self.us), laptop = Link(Self.other, name: "laptop", dialledBy: Self.us, address: "10.0.0.8")
         _ = book.attach(desk, trusted: true, trustedName: nil, at: Self.t0)
         _ = book.attach(laptop, trusted: true, trustedName: nil, at: Self.t0)
-        #expect(Self.describe(book.offerChanged(Self.offer("draft"))) == [], "nobody subscribed yet")
+        #expect(Self.describe(book.offerChanged(OfferedActivity(summary: Self.offer("draft")))) == [], "nobody subscribed yet")
         #expect(Self.describe(book.subscribe(desk)) == ["send desk@10.0.0.2 offer draft"], "a subscriber gets the offer at once")
         #expect(Self.describe(book.offerChanged(nil)) == ["send desk@10.0.0.2 offer none"])
         #expect(Self.describe(book.received(Self.offer("mail"), from: laptop)) == ["emit offer laptop mail"])
@@ -101,7 +101,22 @@ struct PeerBookTests {
         #expect(Self.describe(book.detach(laptop, at: Self.at(5))) == ["emit offer laptop none", "emit disconnected laptop"])
         #expect(book.offers(at: Self.at(5)).isEmpty && book.devices[Self.other]?.lastSeen == Self.at(5))
         #expect(Self.describe(book.detach(desk, at: Self.at(6))) == ["emit disconnected desk"], "no offer: nothing to withdraw")
-        #expect(Self.describe(book.offerChanged(Self.offer("x"))) == [], "an ended link is no longer a subscriber")
+        #expect(Self.describe(book.offerChanged(OfferedActivity(summary: Self.offer("x")))) == [], "an ended link is no longer a subscriber")
+    }
+
+    @Test func anOfferForOneWorkstationReachesItAlone() {
+        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        let desk = Link(Self.peer, dialledBy: Self.us), laptop = Link(Self.other, name: "laptop", dialledBy: Self.us, address: "10.0.0.8")
+        for l in [desk, laptop] {
+            _ = book.attach(l, trusted: true, trustedName: nil, at: Self.t0)
+            _ = book.subscribe(l)
+        }
+        let forLaptop = OfferedActivity(summary: Self.offer("private"), targets: [Self.other])
+        #expect(Self.describe(book.offerChanged(forLaptop)) == ["send desk@10.0.0.2 offer none", "send laptop@10.0.0.8 offer private"],
+                "the others hear nothing is offered (they may have had the one before)")
+        let again = Link(Self.peer, dialledBy: Self.us, address: "10.0.0.3")
+        _ = book.attach(again, trusted: true, trustedName: nil, at: Self.at(1))
+        #expect(Self.describe(book.subscribe(again)) == ["send desk@10.0.0.3 offer none"], "nor when they subscribe anew")
     }
 
     @Test func anExpiredOfferIsNotListed() {

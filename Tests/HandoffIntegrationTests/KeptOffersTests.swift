@@ -111,6 +111,40 @@ extension WorkstationTests {
         }
     }
 
+    /// `become-current --to ws-b`: b lists, continues and keeps it; c, a member too, never
+    /// sees it, live or kept, and cannot fetch it by id.
+    @Test func anOfferToOneWorkstationReachesItAlone() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h) }
+            let idA = try await net.deviceID("a"), idC = try await net.deviceID("c")
+            try await net.pairByCode("a", "b")
+            try await net.pairByCode("b", "c")
+            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
+            let unknown = try await net.ctl("a", "become-current", "--type", "org.example.edit", "--to", "ws-nowhere")
+            #expect(unknown.status != 0 && unknown.stderr.contains("none of your workstations"), "\(unknown)")
+            let made = try await net.ctl("a", "become-current", "--type", "org.example.edit", "--title", "For b", "--to", "ws-b")
+            #expect(made.status == 0, "\(made)")
+            let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            try await eventually(10, "b to list it") { try await self.offersFrom(net, "b", idA).count == 1 }
+            // c is linked to a all along: had it been told, it would list it by now.
+            #expect(try await self.offersFrom(net, "c", idA).isEmpty)
+            let fetched = try await net.ctl("c", "continue", "--id", id)
+            #expect(fetched.status != 0, "c cannot continue what was not offered to it: \(fetched)")
+            // Sleep: only b keeps it.
+            try await sleep(net, standin: standin, logind: logind)
+            try await bridgePort(net, "p1", up: false)
+            let daemonA = try #require(net.daemons["a"])
+            net.stop(daemonA, SIGSTOP)
+            try await eventually(15, "b to keep it") { try await self.offersFrom(net, "b", idA).first?["kept"] as? Bool == true }
+            #expect(try await self.offersFrom(net, "c", idA).isEmpty, "c neither lists nor keeps it")
+            #expect(!text(net.logPath("c")).contains("keeping an offer for a member"), "c was never handed it")
+            net.stop(daemonA, SIGCONT)
+            desktop.stop()
+            net.stop(standin, SIGTERM)
+        }
+    }
+
     @Test func anOfferSavedBeforeSleepIsContinuedFromAnotherMember() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
             for h in ["a", "b", "c"] { _ = try await net.startDaemon(h, ["--will-save-timeout-ms", "2000"]) }

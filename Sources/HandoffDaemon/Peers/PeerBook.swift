@@ -29,8 +29,9 @@ struct PeerBook<Link: BookedLink> {
     private(set) var links: [DeviceID: Link] = [:]
     /// Every device met: trusted ones, and the latest few strangers.
     private(set) var devices: [DeviceID: DeviceRecord] = [:]
-    /// This workstation's offer, sent to every subscriber when it changes.
-    private(set) var ourOffer: ActivitySummary?
+    /// This workstation's offer, sent to every subscriber when it changes (to those it is
+    /// not for, as nothing offered).
+    private(set) var ourOffer: OfferedActivity?
     private var subscribers: Set<DeviceID> = []
     private var continuedFrom: [ActivityID: DeviceID] = [:]
     private var continuedOrder: [ActivityID] = []
@@ -102,13 +103,19 @@ struct PeerBook<Link: BookedLink> {
     mutating func subscribe(_ link: Link) -> [Action] {
         guard isCurrent(link) else { return [] }
         subscribers.insert(link.deviceID)
-        return [.send(link, .offer(ourOffer))]
+        return [.send(link, .offer(Self.summary(of: ourOffer, for: link.deviceID)))]
     }
 
     /// This workstation's offer changed (nil: it offers nothing).
-    mutating func offerChanged(_ offer: ActivitySummary?) -> [Action] {
+    mutating func offerChanged(_ offer: OfferedActivity?) -> [Action] {
         ourOffer = offer
-        return subscribers.sorted().compactMap { links[$0] }.map { .send($0, .offer(offer)) }
+        return subscribers.sorted().compactMap { links[$0] }.map { .send($0, .offer(Self.summary(of: offer, for: $0.deviceID))) }
+    }
+
+    /// What `device` is told we offer: nothing when the offer is meant for others only.
+    private static func summary(of offer: OfferedActivity?, for device: DeviceID) -> ActivitySummary? {
+        guard let offer, offer.isFor(device) else { return nil }
+        return offer.summary
     }
 
     /// The peer's offer changed.

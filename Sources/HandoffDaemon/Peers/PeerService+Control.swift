@@ -224,6 +224,21 @@ extension PeerService {
         throw error
     }
 
+    /// `become-current --to`: trusted workstations by name, device ID or short ID.
+    func targets(_ names: [String]) throws(HandoffError) -> [DeviceID] {
+        var out: [DeviceID] = []
+        for text in names {
+            let found = trust.all.filter { matches($0.id, name: $0.name, text) }
+            guard found.count == 1 else {
+                throw HandoffError(.badRequest, code: "unknown_workstation", message: found.isEmpty
+                    ? "\"\(text)\" is none of your workstations: `handoffctl devices` lists them"
+                    : "\"\(text)\" names \(found.count) workstations: give the device ID of the one you mean")
+            }
+            if !out.contains(found[0].id) { out.append(found[0].id) }
+        }
+        return out
+    }
+
     private func matches(_ id: DeviceID, name: String, _ text: String) -> Bool {
         if name.lowercased() == text.lowercased() { return true }
         if trust.entry(id)?.name.lowercased() == text.lowercased() { return true }

@@ -104,7 +104,7 @@ extension PeerService {
         }
         let now = clock.now()
         do {
-            let item = try KeptOffer.offer(record.activity, stale: record.stale ?? false, sequence: kept.nextSequence(at: now),
+            let item = try KeptOffer.offer(record.activity, stale: record.stale ?? false, targets: offer.targets, sequence: kept.nextSequence(at: now),
                                            origin: identity.deviceID, at: now, key: identity.signingKey)
             issue(item)
         } catch {

@@ -118,7 +118,7 @@ extension PeerService {
             Task {
                 defer { link.endFetch() }
                 do {
-                    var record = try await registry.snapshotForPeer(id)
+                    var record = try await registry.snapshotForPeer(id, for: link.deviceID)
                     // State the app marked to go with this activity, if it still fits the cap.
                     if let state = await restoration?.attachment(for: id) {
                         var with = record.activity

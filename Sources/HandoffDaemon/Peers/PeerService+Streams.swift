@@ -157,7 +157,7 @@ extension PeerService {
         }
         counted = true
         let source: StreamSource
-        do { source = try await registry.streamSource(for: id, document: document) } catch {
+        do { source = try await registry.streamSource(for: id, document: document, peer: peerID) } catch {
             return await refuse(StreamFailure(error))
         }
         switch source {

@@ -334,8 +334,9 @@ public actor PeerService: Service {
 
     // MARK: - Our offer
 
-    private func offerChanged(_ offer: ActivitySummary?) {
-        perform(book.offerChanged(offer))
+    private func offerChanged(_ offered: OfferedActivity?) {
+        let offer = offered?.summary
+        perform(book.offerChanged(offered))
         withdrawKeptOffer(unless: offer)
         if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
         // The first value is the offer at start, which the start's advertisement (a fresh
