@@ -149,6 +149,11 @@ public struct HandoffClient: Sendable {
         try decode(try await call(.sleep, body: request.json), SleepAnswer.init(json:))
     }
 
+    /// Drops the offers this workstation keeps for the others (all, or one workstation's).
+    public func forgetKept(device: String? = nil) async throws -> Int {
+        try decode(try await call(.forgetKept, body: ForgetKeptRequest(device: device).json), KeptForgotten.init(json:)).forgotten
+    }
+
     /// Answers a `launch-requested` event.
     public func answerLaunch(_ launchID: String, _ outcome: LaunchOutcome) async throws {
         _ = try await call(.answerLaunch, launchID, body: outcome.json)

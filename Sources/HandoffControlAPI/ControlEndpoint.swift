@@ -48,6 +48,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     case acceptStream
     case refuseStream
     case sleep
+    case forgetKept
 
     /// The HTTP method and the path pattern.
     public var route: (method: String, pattern: String) {
@@ -97,6 +98,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
         case .acceptStream: ("POST", "/v1/streams/{streamID}/accept")
         case .refuseStream: ("POST", "/v1/streams/{streamID}/refuse")
         case .sleep: ("POST", "/v1/sleep")
+        case .forgetKept: ("POST", "/v1/kept-offers/forget")
         }
     }
 

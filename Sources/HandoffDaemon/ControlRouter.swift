@@ -182,6 +182,9 @@ struct ControlRouter: Sendable {
                     throw HandoffError(.notFound, code: failure.code, message: failure.message)
                 }
                 return .ok(Acknowledgement.refused(stream: id).json)
+            case .forgetKept:
+                let body = try ForgetKeptRequest(body: try request.jsonObject())
+                return .ok(try await peers.forgetKept(device: body.device).json)
             case .sleep:
                 let body = try SleepRequest(body: try request.jsonObject())
                 return .ok(try await peers.sleep(body, session: request.headers.first(name: ControlEndpoint.sessionHeader)).json)

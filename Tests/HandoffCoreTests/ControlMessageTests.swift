@@ -69,6 +69,7 @@ struct ControlMessageTests {
         for r in [ClaimLauncherRequest(session: nil), ClaimLauncherRequest(session: "s")] { #expect(try ClaimLauncherRequest(body: body(r.json)) == r) }
         for r in [SetSourceRequest(enabled: true), SetSourceRequest(enabled: false)] { #expect(try SetSourceRequest(body: body(r.json)) == r) }
         for r in [RefuseStreamRequest(), RefuseStreamRequest(reason: "busy")] { #expect(try RefuseStreamRequest(body: body(r.json)) == r) }
+        for r in [ForgetKeptRequest(), ForgetKeptRequest(device: "ws-a")] { #expect(try ForgetKeptRequest(body: body(r.json)) == r) }
         for r in [SleepRequest(phase: .prepare), SleepRequest(phase: .guarded, session: "s"), SleepRequest(phase: .unguarded, detail: "no logind")] {
             #expect(try SleepRequest(body: body(r.json)) == r)
         }
@@ -121,6 +122,7 @@ struct ControlMessageTests {
         #expect(ContinuedDocument(json: doc.json) == doc)
         #expect(HistoryCleared(json: HistoryCleared(removed: 7).json) == HistoryCleared(removed: 7))
         for a in [SleepAnswer(phase: .prepare, offered: true, handedTo: 2), SleepAnswer(phase: .resume)] { #expect(try SleepAnswer(json: a.json) == a) }
+        #expect(try KeptForgotten(json: KeptForgotten(forgotten: 3).json) == KeptForgotten(forgotten: 3))
         let kept = Offer(device: PeerDevice(id: "X", name: "desk"), activity: ActivitySummary(Activity(id: .random(), activityType: "t", title: "", createdAt: Timestamp(seconds: 1), origin: DeviceRef(name: "desk")), payloadSize: 1),
                          ageSeconds: 2, kept: true, stale: true)
         #expect(try Offer(json: kept.json) == kept)

@@ -10,7 +10,7 @@ import Testing
     }
 
     static let subcommands = ["status", "become-current", "current", "update", "resign", "invalidate", "watch", "id", "trust", "untrust",
-                              "peers", "list", "continue", "pair", "devices", "remove", "sources"]
+                              "peers", "list", "continue", "pair", "devices", "remove", "sources", "forget"]
 
     @Test func theInstallScriptPutsEverythingInPlace() async throws {
         let home = try TestEnvironment.makeTemporaryDirectory()

@@ -231,6 +231,11 @@ extension WorkstationTests {
                     return fromA.count == 1 && fromA[0]["kept"] == nil
                 }
             }
+            // What c keeps for a (hidden behind a's live offer now) goes when asked.
+            let forgot = try await net.ctl("c", "forget", "ws-a")
+            #expect(forgot.status == 0 && forgot.stdout.contains("forgot what was kept for 1 workstation"), "\(forgot)")
+            let again = try await net.ctl("c", "forget")
+            #expect(again.status == 0 && again.stdout.contains("nothing kept here"), "\(again)")
             net.stop(owner, SIGTERM)
             desktop.stop()
             net.stop(standin, SIGTERM)

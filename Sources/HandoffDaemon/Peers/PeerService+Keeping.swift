@@ -133,6 +133,25 @@ extension PeerService {
         for link in links.values where item.isFor(link.deviceID) { sendKept([item], to: link) }
     }
 
+    /// `handoffctl forget`: what is kept for one workstation (name or device ID), or for all.
+    func forgetKept(device text: String?) throws(HandoffError) -> KeptForgotten {
+        var origins = Array(kept.byOrigin.keys)
+        if let text {
+            origins = try targets([text])
+        }
+        var n = 0
+        for origin in origins where kept.forget(origin) {
+            n += 1
+            if links[origin] == nil { peerEvents.yield(.peerOffer(keptDevice(origin), nil)) }
+        }
+        if n > 0 {
+            logger.info("forgot kept offers", metadata: ["workstations": "\(n)"])
+            saveKept()
+            scheduleKeptExpiry()
+        }
+        return KeptForgotten(forgotten: n)
+    }
+
     /// A device left the account: what it offered goes too.
     func forgetKept(_ origin: DeviceID) {
         guard kept.forget(origin) else { return }
