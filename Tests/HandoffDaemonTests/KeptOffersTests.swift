@@ -132,3 +132,21 @@ struct KeptOffersTests {
         #expect(kept.forget(big.id) && kept.byOrigin[big.id] == nil && !kept.forget(big.id))
     }
 }
+
+extension KeptOffersTests {
+    /// A message from a keeper is taken whole or not at all: one forged, foreign or
+    /// equivocating item refuses everything it came with.
+    @Test func oneBadItemRefusesTheWholeMessage() throws {
+        var kept = book()
+        let good = try desk.offer("good", sequence: 5), other = try laptop.offer("other", sequence: 2)
+        let forged = try KeptOffer.offer(try good.activity(), stale: false, sequence: 9, origin: laptop.id, at: Self.t0, key: desk.key)
+        guard case .failure(let refused) = kept.take(all: [good, forged, other], originKey: key, at: Self.t0) else {
+            Issue.record("a forged item must refuse the message"); return
+        }
+        #expect(refused.origin == laptop.id && kept.byOrigin.isEmpty, "nothing of it is kept, not even the good item before it")
+        #expect(kept.take(all: [good, other, good], originKey: key, at: Self.t0) == .success([good, other]), "a copy is ignored")
+        // Replayed (older) items are ignored, not refused: another keeper may have been quicker.
+        #expect(kept.take(all: [try desk.offer("old", sequence: 4)], originKey: key, at: Self.t0) == .success([]))
+        #expect(kept.index == [desk.id: 5, laptop.id: 2])
+    }
+}

@@ -81,6 +81,29 @@ struct KeptOffers: Sendable {
         mine = item
     }
 
+    /// One message's items, all or nothing: the items taken (newer than what was held),
+    /// or the first refusal and its item, in which case nothing of the message is kept.
+    mutating func take(all items: [KeptOffer], originKey key: (DeviceID) -> P256.Signing.PublicKey?,
+                       at now: Timestamp) -> Result<[KeptOffer], BatchRefused> {
+        var next = self
+        var taken: [KeptOffer] = []
+        for item in items {
+            switch next.take(item, originKey: key(item.origin), at: now) {
+            case .kept: taken.append(item)
+            case .ignored: continue
+            case .refused(let why): return .failure(BatchRefused(origin: item.origin, reason: why))
+            }
+        }
+        self = next
+        // Evicted again by a later item of the same message: not taken after all.
+        return .success(taken.filter { byOrigin[$0.origin] == $0 })
+    }
+
+    struct BatchRefused: Error, Equatable, Sendable {
+        let origin: DeviceID
+        let reason: String
+    }
+
     /// Drops what is past its time; returns the origins whose item went.
     mutating func expire(at now: Timestamp) -> [DeviceID] {
         let gone = byOrigin.values.filter { !$0.isLive(at: now) }.map(\.origin).sorted()

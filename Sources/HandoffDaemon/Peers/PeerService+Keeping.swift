@@ -46,27 +46,22 @@ extension PeerService {
     /// cap, unsigned or signed by someone else, not meant for us, a second item under one
     /// sequence) refuses the whole message: nothing it sent is kept, and the link closes.
     func takeKept(_ blobs: [[UInt8]], from link: PeerLink) throws(PeerProtocolError) {
-        let now = clock.now()
-        var next = kept
-        var taken: [KeptOffer] = []
+        var items: [KeptOffer] = []
         for blob in blobs {
-            let item: KeptOffer
-            do { item = try KeptOffer(decoding: blob, maximumPayload: limits.maximumEncodedBytes) } catch {
+            do { items.append(try KeptOffer(decoding: blob, maximumPayload: limits.maximumEncodedBytes)) } catch {
                 logger.warning("refused a kept offer", metadata: ["peer": "\(link.deviceName)", "why": "\(error.description)"])
                 throw PeerProtocolError(code: "bad-kept-offer", message: error.description)
             }
-            switch next.take(item, originKey: account.memberKey(item.origin), at: now) {
-            case .kept:
-                taken.append(item)
-            case .ignored:
-                continue
-            case .refused(let why):
-                logger.warning("refused a kept offer", metadata: ["peer": "\(link.deviceName)", "origin": "\(item.origin.shortID)", "why": "\(why)"])
-                throw PeerProtocolError(code: "bad-kept-offer", message: why)
-            }
         }
         let issuedBefore = kept.issued
-        kept = next
+        let taken: [KeptOffer]
+        switch kept.take(all: items, originKey: account.memberKey, at: clock.now()) {
+        case .success(let t):
+            taken = t
+        case .failure(let refused):
+            logger.warning("refused a kept offer", metadata: ["peer": "\(link.deviceName)", "origin": "\(refused.origin.shortID)", "why": "\(refused.reason)"])
+            throw PeerProtocolError(code: "bad-kept-offer", message: refused.reason)
+        }
         if taken.isEmpty {
             if kept.issued != issuedBefore { saveKept() }
             return
