@@ -32,7 +32,8 @@ func seeds() -> [[UInt8]] {
         .fetched(requestID: 1, .activity(a, stale: false)), .fetched(requestID: 2, .failure(code: "busy", message: "m")),
         .continued(activityID: a.id), .error(code: "x", message: "y"), .streamOpen(activityID: a.id, document: true),
         .streamAccepted(length: 42), .pairCommit([UInt8](repeating: 1, count: 32)), .pairNonce([UInt8](repeating: 2, count: 32)), .pairConfirm,
-        .account([[1, 2, 3]]), .advertisementKey(generation: 2, key: [UInt8](repeating: 3, count: 32))]
+        .account([[1, 2, 3]]), .advertisementKey(generation: 2, key: [UInt8](repeating: 3, count: 32)),
+        .keptIndex([.init(origin: [UInt8](repeating: 4, count: 32), sequence: 1_800_000_000_000_000)]), .kept([[1, 2, 3]])]
     return messages.map(PeerMessageCoding.encode)
 }
 
