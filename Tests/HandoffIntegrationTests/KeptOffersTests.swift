@@ -145,6 +145,53 @@ extension WorkstationTests {
         }
     }
 
+    /// What c keeps is checked again when c starts: an item altered on its disk (a byte of
+    /// the payload changed, as a tampering keeper would) is dropped, never handed on.
+    @Test func anAlteredKeptOfferIsNeverHandedOn() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h) }
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b"), idC = try await net.deviceID("c")
+            try await net.pairByCode("a", "b")
+            try await net.pairByCode("b", "c")
+            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
+            try await bridgePort(net, "p2", up: false)
+            try await eventually(15, "a and c to notice b is gone") {
+                let a = try await net.isConnected("a", to: idB), c = try await net.isConnected("c", to: idB)
+                return !a && !c
+            }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.edit", "--title", "Untouched title")
+            try await eventually(10, "c to see a's offer") { try await self.offersFrom(net, "c", idA).count == 1 }
+            try await sleep(net, standin: standin, logind: logind)
+            try await bridgePort(net, "p1", up: false)
+            let daemonA = try #require(net.daemons["a"])
+            net.stop(daemonA, SIGSTOP)
+            let file = net.stateDirectory("c") + "/kept-offers.json"
+            try await eventually(5, "c to write what it keeps") { self.text(file).contains("\"items\"") }
+            await net.kill("c", SIGTERM)
+            // The title, inside the signed payload: "Untouched" becomes "Untouchad".
+            let doc = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+            var items = try #require(doc["items"] as? [String])
+            var bytes = [UInt8](try #require(Data(base64Encoded: items[0])))
+            let needle = Array("Untouched".utf8)
+            let at = try #require((0...(bytes.count - needle.count)).first { Array(bytes[$0..<($0 + needle.count)]) == needle })
+            bytes[at + 7] = UInt8(ascii: "a")
+            items[0] = Data(bytes).base64EncodedString()
+            var altered = doc
+            altered["items"] = items
+            try JSONSerialization.data(withJSONObject: altered).write(to: URL(fileURLWithPath: file))
+            _ = try await net.startDaemon("c")
+            #expect(text(net.logPath("c")).contains("dropped a kept offer read from disk"), "c refuses what it can no longer verify")
+            try await bridgePort(net, "p2", up: true)
+            try await eventually(30, "b to link with c again") { try await net.isConnected("b", to: idC) }
+            #expect(try await self.offersFrom(net, "b", idA).isEmpty, "b was handed nothing of a's")
+            #expect(try await self.offersFrom(net, "c", idA).isEmpty)
+            net.stop(daemonA, SIGCONT)
+            desktop.stop()
+            net.stop(standin, SIGTERM)
+        }
+    }
+
     @Test func anOfferSavedBeforeSleepIsContinuedFromAnotherMember() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
             for h in ["a", "b", "c"] { _ = try await net.startDaemon(h, ["--will-save-timeout-ms", "2000"]) }

@@ -200,8 +200,8 @@ extension PeerService {
         for item in contents.items {
             if item.origin == identity.deviceID {
                 if item.verifies(with: identity.signingKey.publicKey) { kept.issue(item) }
-            } else {
-                _ = kept.take(item, originKey: account.memberKey(item.origin), at: now)
+            } else if case .refused(let why) = kept.take(item, originKey: account.memberKey(item.origin), at: now) {
+                logger.warning("dropped a kept offer read from disk", metadata: ["origin": "\(item.origin.shortID)", "why": "\(why)"])
             }
         }
         kept.noteIssued(contents.issued)
