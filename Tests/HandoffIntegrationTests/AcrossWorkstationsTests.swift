@@ -37,7 +37,7 @@ extension WorkstationTests {
                 return Set(lines.map { $0.split(separator: ";").dropFirst(3).first ?? "" }).count >= 2
             }
             for line in lines {
-                #expect(line.contains("\"v=1\"") && line.contains("\"h=") && line.contains("\"t="), "\(line)")
+                #expect(line.contains("\"v=2\"") && line.contains("\"h=") && line.contains("\"t="), "\(line)")
                 #expect(!line.contains("ws-a") && !line.contains("ws-b"), "no device name in mDNS: \(line)")
                 #expect(!line.contains(idA.prefix(7)) && !line.contains(idB.prefix(7)), "no device ID in mDNS: \(line)")
             }
@@ -97,7 +97,7 @@ extension WorkstationTests {
             #expect(human.stdout.contains("continued from ws-a"))
             let none = try await net.ctl("b", "continue", "--type", "org.example.other")
             #expect(none.status == 1)
-            #expect(none.stderr.contains("no connected workstation offers an activity of type org.example.other"), "\(none)")
+            #expect(none.stderr.contains("no workstation offers an activity of type org.example.other"), "\(none)")
         }
     }
 

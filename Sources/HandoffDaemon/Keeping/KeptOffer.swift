@@ -23,7 +23,7 @@ struct KeptOffer: Sendable, Equatable {
     let sequence: UInt64
     let activityID: ActivityID
     let issuedAt: Timestamp
-    /// Past this (the origin's clock), nobody shows or keeps it.
+    /// Past this (by each keeper's own clock), nobody shows or keeps it.
     let keepUntil: Timestamp
     /// The origin could not get a fresh payload from the app before it slept.
     let stale: Bool

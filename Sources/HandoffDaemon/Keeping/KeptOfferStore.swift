@@ -18,6 +18,8 @@ struct KeptOfferStore: Sendable {
         var items: [KeptOffer] = []
         /// The highest sequence this device issued (its own offers and withdrawals).
         var issued: UInt64 = 0
+        /// Per origin, what is not to be taken again (`KeptOffers.floors`).
+        var floors: [DeviceID: UInt64] = [:]
     }
 
     func load(maximumPayload: Int, logger: Logger) -> Contents {
@@ -25,6 +27,11 @@ struct KeptOfferStore: Sendable {
             guard let bytes = try AtomicFile.read(path), let doc = try JSONValue(parsing: bytes).objectValue else { return Contents() }
             var out = Contents()
             if case .integer(let n)? = doc["issued"], n > 0 { out.issued = UInt64(n) }
+            if case .object(let floors)? = doc["floors"] {
+                for (k, v) in floors.pairs {
+                    if let id = try? DeviceID(parsing: k), case .integer(let n) = v, n > 0 { out.floors[id] = UInt64(n) }
+                }
+            }
             guard case .array(let items)? = doc["items"] else { return out }
             for item in items {
                 guard let text = item.stringValue, let data = Base64.decode(text) else { continue }
@@ -40,9 +47,12 @@ struct KeptOfferStore: Sendable {
     }
 
     func save(_ contents: Contents) throws {
+        var floors = JSONObject()
+        for (origin, sequence) in contents.floors.sorted(by: { $0.key < $1.key }) { floors[origin.description] = .integer(Int64(clamping: sequence)) }
         let doc: JSONValue = .object([
             "version": .integer(1),
             "issued": .integer(Int64(clamping: contents.issued)),
+            "floors": .object(floors),
             "items": .array(contents.items.sorted { $0.origin < $1.origin }.map { .string(Base64.encode($0.encoded)) }),
         ])
         try StateWriter.shared.write(Array((doc.prettySerialized() + "\n").utf8), to: path)

@@ -31,6 +31,13 @@ struct KeptOffers: Sendable {
     private(set) var mine: KeptOffer?
     /// The highest sequence this device issued (or was shown as its own by a keeper).
     private(set) var issued: UInt64 = 0
+    /// Per origin, the sequence at or below which nothing is taken again: what the user
+    /// forgot (`handoffctl forget`), or a removed device's. Part of the index, so that
+    /// members do not hand it back at the next link.
+    private(set) var floors: [DeviceID: UInt64] = [:]
+    /// An item issued further ahead of this clock than this is not taken: with its
+    /// `keep until` a day later still, nothing kept can wait beyond two days.
+    static let issuedAheadTolerance: Int64 = 24 * 3600
 
     init(own: DeviceID, limits: Limits = Limits()) {
         self.own = own
@@ -38,18 +45,20 @@ struct KeptOffers: Sendable {
     }
 
     /// What a member sent (or what was loaded from disk). `key`: the origin's signing key
-    /// if it is a member, nil if not.
+    /// if it is a member, nil if not (yet, or any more: the account's statements may still
+    /// be on their way, so that is no fault of the sender's).
     mutating func take(_ item: KeptOffer, originKey key: P256.Signing.PublicKey?, at now: Timestamp) -> Verdict {
-        guard let key else { return .refused("\(item.origin.shortID) is not a member of the account") }
+        guard let key else { return .ignored }
         guard item.verifies(with: key) else { return .refused("the origin's signature does not verify") }
         guard item.isFor(own) else { return .refused("it was not offered to this device") }
         if item.origin == own {
-            // Our own, handed back: we know better, but never number below it (the state
-            // file may have been lost while keepers held what we issued).
+            // Our own (no keeper sends them; a file from an earlier life might): we know
+            // better, but never number below it.
             issued = max(issued, item.sequence)
             return .ignored
         }
-        guard item.isLive(at: now) else { return .ignored }
+        guard item.isLive(at: now), item.issuedAt <= now.adding(nanoseconds: Self.issuedAheadTolerance * 1_000_000_000) else { return .ignored }
+        if let floor = floors[item.origin], item.sequence <= floor { return .ignored }
         if let held = byOrigin[item.origin] {
             if item.sequence < held.sequence { return .ignored }
             if item.sequence == held.sequence {
@@ -112,10 +121,20 @@ struct KeptOffers: Sendable {
         return gone
     }
 
-    /// The origin left the account (or the user forgot it): what it offered goes too.
-    mutating func forget(_ origin: DeviceID) -> Bool { byOrigin.removeValue(forKey: origin) != nil }
+    /// The origin left the account (or the user forgot it): what it offered goes too, and
+    /// is not taken again (a newer item is).
+    mutating func forget(_ origin: DeviceID) -> Bool {
+        guard let held = byOrigin.removeValue(forKey: origin) else { return false }
+        floors[origin] = max(floors[origin] ?? 0, held.sequence)
+        // Bounded like what is kept: the oldest floors go first (their items are long expired).
+        while floors.count > limits.maximumOrigins * 4, let lowest = floors.min(by: { $0.value < $1.value }) { floors[lowest.key] = nil }
+        return true
+    }
 
-    mutating func forgetAll() { byOrigin.removeAll() }
+    /// The floors as written down.
+    mutating func noteFloors(_ saved: [DeviceID: UInt64]) {
+        for (origin, sequence) in saved { floors[origin] = max(floors[origin] ?? 0, sequence) }
+    }
 
     /// When the next item expires, to wake up then.
     var nextExpiry: Timestamp? { (byOrigin.values.map(\.keepUntil) + (mine.map { [$0.keepUntil] } ?? [])).min() }
@@ -123,7 +142,8 @@ struct KeptOffers: Sendable {
     /// Per origin, the sequence held (ours included): sent on each new link, so the other
     /// side sends only what is newer.
     var index: [DeviceID: UInt64] {
-        var out = byOrigin.mapValues(\.sequence)
+        var out = floors
+        for (origin, item) in byOrigin { out[origin] = max(out[origin] ?? 0, item.sequence) }
         if let m = mine { out[own] = m.sequence }
         return out
     }

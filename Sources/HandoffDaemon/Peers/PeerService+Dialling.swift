@@ -78,6 +78,11 @@ extension PeerService {
     func dial(_ key: ServiceKey, address: String, port: Int) async {
         let verdict = NIOLockedValueBox<PeerTLS.Verdict?>(nil)
         var failure: DialFailure?
+        // About to sleep: no new link (the wake-up dials everyone at once).
+        if asleep {
+            perform(dialBook.dialFinished(key, verdict: nil, failure: .other("this workstation is going to sleep"), dialFacts, at: clock.now()))
+            return
+        }
         do {
             let target = try await PeerService.resolve(address, port: port)
             let channel = try await connectPeer(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }

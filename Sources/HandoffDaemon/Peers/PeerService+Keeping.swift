@@ -2,6 +2,8 @@ import HandoffCore
 import HandoffControlAPI
 import HandoffPeerProtocol
 import HandoffStreamFrames
+import NIOConcurrencyHelpers
+import NIOCore
 
 /// Offers kept for members that sleep (Docs/PeerProtocol.md §18). A link of version 2
 /// starts with each side's index (per origin, the sequence held); each side then sends
@@ -19,10 +21,19 @@ extension PeerService {
         } while !entries.isEmpty
     }
 
-    /// The peer's index: send what it lacks.
+    /// The peer's index: send what it lacks. One index per link is answered (a device holds
+    /// at most 64 origins, well inside one message): another is ignored, so a peer cannot
+    /// make this one send everything again and again.
     func compareKept(_ entries: [PeerMessage.KeptIndexEntry], from link: PeerLink) {
+        guard link.firstKeptIndex() else { return }
         var theirs: [DeviceID: UInt64] = [:]
         for e in entries { theirs[DeviceID(bytes: e.origin)] = e.sequence }
+        // It holds something of ours numbered above our count (our state file was lost,
+        // and the clock set back): number from there on.
+        if let ours = theirs[identity.deviceID], ours > kept.issued {
+            kept.noteIssued(ours)
+            saveKept()
+        }
         sendKept(kept.newer(than: theirs, for: link.deviceID, at: clock.now()), to: link)
     }
 
@@ -48,12 +59,20 @@ extension PeerService {
     func takeKept(_ blobs: [[UInt8]], from link: PeerLink) throws(PeerProtocolError) {
         var items: [KeptOffer] = []
         for blob in blobs {
-            do { items.append(try KeptOffer(decoding: blob, maximumPayload: limits.maximumEncodedBytes)) } catch {
+            // Bounded by the frame; over this device's own activity cap (members may set
+            // theirs higher) it is not kept, and that is no fault of the sender's.
+            do { items.append(try KeptOffer(decoding: blob, maximumPayload: settings.maximumFrameBytes)) } catch {
                 logger.warning("refused a kept offer", metadata: ["peer": "\(link.deviceName)", "why": "\(error.description)"])
                 throw PeerProtocolError(code: "bad-kept-offer", message: error.description)
             }
         }
+        let oversize = items.filter { $0.payload.count > limits.maximumEncodedBytes }
+        if !oversize.isEmpty {
+            logger.info("not keeping offers over this workstation's activity cap", metadata: ["peer": "\(link.deviceName)", "count": "\(oversize.count)"])
+            items.removeAll { $0.payload.count > limits.maximumEncodedBytes }
+        }
         let issuedBefore = kept.issued
+        let heldBefore = Set(kept.byOrigin.keys)
         let taken: [KeptOffer]
         switch kept.take(all: items, originKey: account.memberKey, at: clock.now()) {
         case .success(let t):
@@ -69,6 +88,10 @@ extension PeerService {
         saveKept()
         scheduleKeptExpiry()
         let linked = Set(links.keys)
+        // Taking these may have pushed out others' (the caps): they are gone here.
+        for origin in heldBefore.subtracting(kept.byOrigin.keys) where !linked.contains(origin) {
+            peerEvents.yield(.peerOffer(keptDevice(origin), nil))
+        }
         for item in taken {
             logger.info("keeping an offer for a member", metadata: ["origin": "\(item.origin.shortID)", "kind": "\(item.kind)", "from": "\(link.deviceName)"])
             // Passed on to every other member linked now that may hold it.
@@ -91,11 +114,18 @@ extension PeerService {
     /// to every member linked now (before sleep). False when nothing is offered.
     @discardableResult
     func pushOwnOffer() async -> Bool {
-        guard let offer = book.ourOffer else { return false }
-        let record: ActivityRecord
+        // The registry's, not what the offer stream has brought here yet (it may lag).
+        guard let offer = await registry.lastOffer else { return false }
+        var record: ActivityRecord
         do { record = try await registry.snapshotForPeer(offer.id) } catch {
             logger.info("nothing to keep: the offer could not be saved", metadata: ["error": "\(error.message)"])
             return false
+        }
+        // As a fetch would have it: with the state the app marked to go along, if it fits.
+        if let state = await restoration?.attachment(for: offer.id) {
+            var with = record.activity
+            with.userInfo[PeerService.restorationKey] = state
+            if ActivityPropertyList.encodedSize(of: with) <= limits.maximumEncodedBytes { record.activity = with }
         }
         let now = clock.now()
         do {
@@ -169,7 +199,7 @@ extension PeerService {
     }
 
     func saveKept() {
-        do { try keptStore.save(.init(items: kept.all, issued: kept.issued)) } catch {
+        do { try keptStore.save(.init(items: kept.all, issued: kept.issued, floors: kept.floors)) } catch {
             logger.error("could not save the kept offers", metadata: ["error": "\(error)"])
         }
     }
@@ -179,7 +209,8 @@ extension PeerService {
         keptExpiryTimer?.cancel()
         keptExpiryTimer = nil
         guard let due = kept.nextExpiry else { return }
-        let wait = max(0, clock.now().nanoseconds(until: due)) + 1_000_000
+        // At most two days ahead (`KeptOffers.issuedAheadTolerance`); clamped all the same.
+        let wait = min(max(0, clock.now().nanoseconds(until: due)), 3 * 86_400 * 1_000_000_000) + 1_000_000
         keptExpiryTimer = timers.schedule(in: .nanoseconds(wait)) {
             _ = Task { await self.keptExpiryDue() }
         }
@@ -205,6 +236,7 @@ extension PeerService {
             }
         }
         kept.noteIssued(contents.issued)
+        kept.noteFloors(contents.floors)
         scheduleKeptExpiry()
     }
 }
@@ -227,24 +259,33 @@ extension PeerService {
             guard let session = request.session ?? session else {
                 throw HandoffError.badRequest("name the event session that holds the lock: \"session\" in the body or the \(ControlEndpoint.sessionHeader) header")
             }
+            sleepGuard = .guarded(session: session)
+            // Checked after: a session that closes meanwhile then clears the guard itself.
             guard await registry.isSessionOpen(session) else {
+                sessionClosed(session)
                 throw HandoffError(.conflict, code: "unknown_session", message: "no open event session \(session); open GET /v1/events first")
             }
-            sleepGuard = .guarded(session: session)
             return SleepAnswer(phase: .guarded)
         case .unguarded:
             sleepGuard = .unguarded(request.detail ?? "the session agent cannot take logind's delay lock")
             return SleepAnswer(phase: .unguarded)
         case .prepare:
+            // Until the wake-up no link is taken: one made in the moment before the machine
+            // sleeps would hide the kept offer until its keepalive gave up.
+            sleepEpoch &+= 1
+            let epoch = sleepEpoch
+            asleep = true
             let offered = await pushOwnOffer()
+            // The agent gave up waiting, the machine slept and woke, and said so meanwhile.
+            guard asleep, sleepEpoch == epoch else { return SleepAnswer(phase: .prepare, offered: offered, handedTo: 0) }
             let handedTo = offered ? links.values.filter { link in link.version >= 2 && kept.mine.map { $0.isFor(link.deviceID) } ?? false }.count : 0
             logger.info("going to sleep", metadata: ["offered": "\(offered)", "handed to": "\(handedTo)"])
             // The others notice at once and show what they keep instead of waiting for the
-            // links to time out; each link closes once what it queued (the kept offer) is out.
-            // Until the wake-up no link is taken: one made in the moment before the machine
-            // sleeps would hide the kept offer until its keepalive gave up.
-            asleep = true
-            for link in links.values { link.closeWhenSent() }
+            // links to time out; each link closes once what it queued (the kept offer) is
+            // written, and the answer waits for that (at most 2 s).
+            let closing = Array(links.values)
+            for link in closing { link.closeWhenSent() }
+            await PeerService.closed(closing.map(\.channel), within: .seconds(2), on: group.any())
             // Sleep may be cancelled, or the agent gone before it could say it woke.
             asleepTimer?.cancel()
             asleepTimer = timers.schedule(in: .seconds(PeerService.longestSleepPreparation)) {
@@ -261,8 +302,12 @@ extension PeerService {
     func wake(reason: String) {
         asleepTimer?.cancel()
         asleepTimer = nil
+        sleepEpoch &+= 1
         let was = asleep
         asleep = false
+        // What was handed out before sleep is not what is offered from now on: the live
+        // offer counts while linked, and a later absence is not sleep.
+        if kept.mine?.kind == .offer { withdrawKeptOffer(unless: nil) }
         logger.info("\(reason): linking again", metadata: ["was asleep": "\(was)"])
         perform(dialBook.networkChanged(dialFacts, at: clock.now()))
     }
@@ -270,5 +315,21 @@ extension PeerService {
     /// An event session ended: if its agent guarded sleep, nobody does now.
     func sessionClosed(_ token: String) {
         if case .guarded(let s) = sleepGuard, s == token { sleepGuard = .unknown }
+    }
+}
+
+extension PeerService {
+    /// Waits until every channel has closed, or `limit` has passed.
+    static func closed(_ channels: [Channel], within limit: TimeAmount, on loop: EventLoop) async {
+        guard !channels.isEmpty else { return }
+        let done = loop.makePromise(of: Void.self)
+        let once = NIOLockedValueBox(false)
+        let finish: @Sendable () -> Void = { if once.withLockedValue({ let first = !$0; $0 = true; return first }) { done.succeed(()) } }
+        let timer = loop.scheduleTask(in: limit) { finish() }
+        EventLoopFuture.whenAllComplete(channels.map(\.closeFuture), on: loop).whenComplete { _ in
+            timer.cancel()
+            finish()
+        }
+        try? await done.futureResult.get()
     }
 }

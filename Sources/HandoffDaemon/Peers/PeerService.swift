@@ -74,8 +74,15 @@ public actor PeerService: Service {
     var keptExpiryTimer: ScheduledTimer?
     /// Whether the session agent holds logind's delay lock (for doctor).
     var sleepGuard = SleepGuard.unknown
-    /// Between `prepare` and the wake-up: no link is taken.
-    var asleep = false
+    /// Between `prepare` and the wake-up: no link is taken, and the TLS handshake of
+    /// every connection that comes in fails (read on NIO threads, hence the box), so that
+    /// the other side never believes it linked with a workstation about to freeze.
+    var asleep = false {
+        didSet { sleeping.withLockedValue { $0 = asleep } }
+    }
+    let sleeping = NIOLockedValueBox(false)
+    /// Counts sleeps and wake-ups: a `prepare` that awaited across a wake-up can tell.
+    var sleepEpoch: UInt64 = 0
     var asleepTimer: ScheduledTimer?
     /// The account of devices (membership log), kept in `account.json`.
     var account: AccountLog
@@ -252,6 +259,7 @@ public actor PeerService: Service {
         let own = identity.deviceID
         let trust = self.trust
         let pairingOpen = self.pairingOpen
+        let sleeping = self.sleeping
         let admission = self.admission
         let maxFrame = settings.maximumFrameBytes
         let deadline = settings.handshakeTimeout + settings.helloTimeout
@@ -282,7 +290,9 @@ public actor PeerService: Service {
                         PreAuthenticationDeadline(deadline: deadline) { admission.authenticated(ticket) }, name: PreAuthenticationDeadline.name)
                     // While a pairing window is open, a stranger's certificate is let through:
                     // its connection may only pair (`serve` checks the hello's purpose).
-                    let verify = PeerTLS.verifier(own: own, isTrusted: { trust.isTrusted($0) || pairingOpen.withLockedValue { $0 } }) { verdict in
+                    let verify = PeerTLS.verifier(own: own, isTrusted: {
+                        !sleeping.withLockedValue { $0 } && (trust.isTrusted($0) || pairingOpen.withLockedValue { $0 })
+                    }) { verdict in
                         if case .untrusted(let id) = verdict {
                             Task { await self.noteUntrusted(id, address: remote, name: nil) }
                         }
