@@ -21,6 +21,17 @@ extension WorkstationTests {
 
     func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
+    /// a, b and c started and members of one account (b paired with a, then c with b):
+    /// their device IDs, once a and c have linked too.
+    func members(_ net: NetnsRun, _ extra: [String] = []) async throws -> (a: String, b: String, c: String) {
+        for h in ["a", "b", "c"] { _ = try await net.startDaemon(h, extra) }
+        let ids = (a: try await net.deviceID("a"), b: try await net.deviceID("b"), c: try await net.deviceID("c"))
+        try await net.pairByCode("a", "b")
+        try await net.pairByCode("b", "c")
+        try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: ids.c) }
+        return ids
+    }
+
     /// a's graphical session with a logind stand-in on its system bus, the agent holding the lock.
     func sleepyDesktop(_ net: NetnsRun, _ host: String) async throws -> (desktop: DesktopSession, logind: String, standin: Int32) {
         let logind = net.directory + "/\(host)-logind.log"
@@ -51,11 +62,7 @@ extension WorkstationTests {
     /// was kept for it.
     @Test func aWithdrawalReachesAMemberThroughAKeeperThatRestarted() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
-            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h) }
-            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b"), idC = try await net.deviceID("c")
-            try await net.pairByCode("a", "b")
-            try await net.pairByCode("b", "c")
-            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (idA, idB, idC) = try await members(net)
             let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
             let owner = try await net.spawn("a", log: net.directory + "/a-owner.log", [
                 try TestEnvironment.binary("handoffctl"), "--socket", net.socket("a"), "become-current", "--attach",
@@ -115,11 +122,7 @@ extension WorkstationTests {
     /// sees it, live or kept, and cannot fetch it by id.
     @Test func anOfferToOneWorkstationReachesItAlone() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
-            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h) }
-            let idA = try await net.deviceID("a"), idC = try await net.deviceID("c")
-            try await net.pairByCode("a", "b")
-            try await net.pairByCode("b", "c")
-            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (idA, _, _) = try await members(net)
             let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
             let unknown = try await net.ctl("a", "become-current", "--type", "org.example.edit", "--to", "ws-nowhere")
             #expect(unknown.status != 0 && unknown.stderr.contains("none of your workstations"), "\(unknown)")
@@ -149,11 +152,7 @@ extension WorkstationTests {
     /// the payload changed, as a tampering keeper would) is dropped, never handed on.
     @Test func anAlteredKeptOfferIsNeverHandedOn() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
-            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h) }
-            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b"), idC = try await net.deviceID("c")
-            try await net.pairByCode("a", "b")
-            try await net.pairByCode("b", "c")
-            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (idA, idB, idC) = try await members(net)
             let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
             try await bridgePort(net, "p2", up: false)
             try await eventually(15, "a and c to notice b is gone") {
@@ -194,11 +193,7 @@ extension WorkstationTests {
 
     @Test func anOfferSavedBeforeSleepIsContinuedFromAnotherMember() async throws {
         try await NetnsRun.with(["a", "b", "c"]) { net in
-            for h in ["a", "b", "c"] { _ = try await net.startDaemon(h, ["--will-save-timeout-ms", "2000"]) }
-            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b"), idC = try await net.deviceID("c")
-            try await net.pairByCode("a", "b")
-            try await net.pairByCode("b", "c")
-            try await eventually(30, "a to link with c through the account") { try await net.isConnected("a", to: idC) }
+            let (idA, idB, idC) = try await members(net, ["--will-save-timeout-ms", "2000"])
 
             // a's graphical session: logind (a stand-in), then the agent, which takes the lock.
             let logind = net.directory + "/a-logind.log"

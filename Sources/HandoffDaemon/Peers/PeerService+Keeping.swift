@@ -241,6 +241,12 @@ extension PeerService {
     }
 }
 
+extension PeerService {
+    /// How long after `prepare` without a wake-up the workstation is taken to be awake
+    /// (the sleep was cancelled, or the agent went away): timers do not run while it sleeps.
+    static let longestSleepPreparation: Int64 = 30
+}
+
 /// Whether a session agent guards this workstation's sleep (`POST /v1/sleep`).
 enum SleepGuard: Sendable, Equatable {
     /// No agent said anything (none runs, or it is older than sleep guarding).
