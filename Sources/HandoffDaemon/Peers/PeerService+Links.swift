@@ -174,39 +174,7 @@ extension PeerService {
             peerEvents.yield(.peerOffer(k.device, ActivitySummary(k.activity, payloadSize: k.item.payload.count)))
         }
         perform(dialBook.unlinked(link.deviceID, dialFacts, at: clock.now()))
-        rememberWhereItWas(link)
         updateWatches()
-    }
-
-    /// Where the link's peer accepted connections (its address on the link and the port
-    /// from its hello), dialled like a configured peer from now on: its random mDNS name
-    /// may have changed while it was linked without this side resolving the new one (the
-    /// first rotation follows pairing at once), and then nothing would dial it when the
-    /// link dies. One such address per peer: a newer one replaces it.
-    func rememberWhereItWas(_ link: PeerLink) {
-        guard trust.isTrusted(link.deviceID), let address = link.streamAddress, let host = Self.dialText(address) else { return }
-        let port = address.port ?? 0
-        // The key `addStaticPeer` files it under.
-        let key = ServiceKey(interfaceIndex: -1, ipv6: host.contains(":"), name: "\(host):\(port)", domain: "link")
-        if let previous = lastLinkAddress[link.deviceID], previous != key { dialBook.removed(previous) }
-        lastLinkAddress[link.deviceID] = key
-        addStaticPeer(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)", domain: "link")
-    }
-
-    /// An address as a dial target: IPv4 as it is, IPv6 with its interface (a link-local
-    /// address means nothing without it).
-    static func dialText(_ address: SocketAddress) -> String? {
-        switch address {
-        case .v4:
-            return address.ipAddress
-        case .v6(let a):
-            guard let ip = address.ipAddress else { return nil }
-            let scope = a.address.sin6_scope_id
-            if ip.lowercased().hasPrefix("fe80:") { return scope == 0 ? nil : "\(ip)%\(scope)" }
-            return ip
-        default:
-            return nil
-        }
     }
 
     /// Does what the peer book decided.

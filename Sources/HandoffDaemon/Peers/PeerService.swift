@@ -40,8 +40,6 @@ public actor PeerService: Service {
 
     /// Every instance known, and what dialling it taught (`DialBook`).
     var dialBook: DialBook
-    /// Per peer, where its last link reached it (`rememberWhereItWas`).
-    var lastLinkAddress: [DeviceID: ServiceKey] = [:]
     var services: [ServiceKey: ServiceRecord] { dialBook.services }
     /// The links, the offers on both sides, the devices met and the streams (`PeerBook`).
     var book: PeerBook<PeerLink>
