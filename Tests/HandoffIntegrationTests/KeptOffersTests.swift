@@ -196,13 +196,7 @@ extension WorkstationTests {
             let (idA, idB, idC) = try await members(net, ["--will-save-timeout-ms", "2000"])
 
             // a's graphical session: logind (a stand-in), then the agent, which takes the lock.
-            let logind = net.directory + "/a-logind.log"
-            let standin = try await net.spawn("a", log: logind, [TestEnvironment.packageRoot + "/Tests/Fixtures/logind-standin"])
-            try await eventually(10, "the logind stand-in on a") { self.text(logind).contains("ready") }
-            let desktop = try DesktopSession(net, host: "a")
-            try await desktop.startBus()
-            try await desktop.startAgent()
-            try await eventually(10, "a's agent to take the delay lock") { self.text(logind).contains("inhibit sleep delay by handoff") }
+            let (desktop, logind, standin) = try await sleepyDesktop(net, "a")
             try await eventually(10, "a's doctor to say sleep is guarded") {
                 try await net.ctl("a", "doctor", "--json").stdout.contains("the session agent holds logind's delay lock")
             }
