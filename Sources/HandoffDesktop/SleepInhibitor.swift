@@ -63,7 +63,13 @@ final class SleepInhibitor: @unchecked Sendable {
             guard let reply = g_dbus_connection_call_with_unix_fd_list_sync(
                 connection, Self.bus, Self.path, Self.interface, "Inhibit", parameters, nil, G_DBUS_CALL_FLAGS_NONE, 5000,
                 nil, &fds, nil, &error) else {
-                throw GLibError(error, "logind refused the delay lock")
+                let refusal = GLibError(error, "logind refused the delay lock")
+                // logind asks polkit; without polkitd (a minimal or headless install) it
+                // refuses every user but root, so say what would let it agree.
+                if refusal.description.contains("org.freedesktop.DBus.Error.AccessDenied") {
+                    throw SleepLockRefused()
+                }
+                throw refusal
             }
             defer {
                 g_variant_unref(reply)
@@ -84,5 +90,13 @@ final class SleepInhibitor: @unchecked Sendable {
             close(lock)
             lock = -1
         }
+    }
+}
+
+/// logind said no to the delay lock: polkit is missing or its rules deny
+/// org.freedesktop.login1.inhibit-delay-sleep (Debian allows it to every user).
+struct SleepLockRefused: Error, CustomStringConvertible {
+    var description: String {
+        "logind refused the delay lock: polkit is not installed or does not allow org.freedesktop.login1.inhibit-delay-sleep (install polkitd)"
     }
 }

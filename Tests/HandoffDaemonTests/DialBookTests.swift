@@ -104,4 +104,92 @@ struct DialBookTests {
         facts = Self.facts(linked: [], canWatch: true)
         #expect(book.watchAll(facts).contains(.watch(s.key, true)), "unlinked: a new hint would say to dial at once")
     }
+
+    static func lastLink(_ address: String = "10.0.0.2") -> DiscoveredService {
+        DiscoveredService(key: ServiceKey(interfaceIndex: -1, ipv6: false, name: "\(address):4242", domain: "link"),
+                          hostName: address, address: address, port: 4242, txt: [:])
+    }
+
+    /// Facts with our device ID: `peer` (7s) sorts before `small` (1s) and after `large` (0xF0s).
+    static let small = DeviceID(bytes: Array(repeating: 1, count: 32))
+    static let large = DeviceID(bytes: Array(repeating: 0xF0, count: 32))
+    static func facts(own: DeviceID, linked: Set<DeviceID> = []) -> DialFacts {
+        var f = facts(linked: linked)
+        f.ownDeviceID = own
+        return f
+    }
+
+    @Test func aPeerMDNSLostIsDialledWhereItsLinkReachedIt() {
+        var book = DialBook(policy: DialPolicy())
+        let was = Self.lastLink()
+        // Its instance was renamed while linked, and the new name never resolved here: mDNS
+        // knows nothing of it. Our ID is the larger: the peer's dial is the one both keep, so
+        // ours waits the hold back first.
+        let facts = Self.facts(own: Self.large)
+        #expect(book.unlinked(Self.peer, wasAt: was, facts, at: Self.t0) == [.retry(was.key, afterNanoseconds: 0)])
+        #expect(book.retryDue(was.key, facts, at: Self.t0) == [.retry(was.key, afterNanoseconds: 3_000_000_000)])
+        #expect(book.retryDue(was.key, facts, at: Self.at(3000)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
+        #expect(book[was.key]?.deviceID == Self.peer && book[was.key]?.watched == false, "no resolver for it")
+        // Failed dials back off as for a configured peer (no announcement revives it) ...
+        var now: Int64 = 3000
+        var waits: [Int64] = []
+        for _ in 0..<8 {
+            let after = book.dialFinished(was.key, verdict: nil, failure: .noAnswer, facts, at: Self.at(now))
+            guard case .retry(_, let wait)? = after.first else { Issue.record("no retry: \(after)"); return }
+            waits.append(wait / 1_000_000)
+            now += wait / 1_000_000
+            #expect(book.retryDue(was.key, facts, at: Self.at(now)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
+        }
+        #expect(waits == [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000])
+        // ... and stop after ten minutes: a peer away longer is found by mDNS when back.
+        _ = book.dialFinished(was.key, verdict: nil, failure: .noAnswer, facts, at: Self.at(now))
+        #expect(book.retryDue(was.key, facts, at: Self.at(600_000)) == [])
+        #expect(book[was.key] == nil)
+    }
+
+    @Test func theSmallerDeviceDialsALastLinkAtOnce() {
+        var book = DialBook(policy: DialPolicy())
+        let was = Self.lastLink()
+        let facts = Self.facts(own: Self.small)
+        _ = book.unlinked(Self.peer, wasAt: was, facts, at: Self.t0)
+        #expect(book.retryDue(was.key, facts, at: Self.t0) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
+        // The link it made: the address is forgotten when its dial ends.
+        book.linked(Self.peer, dialled: was.key, advertises: { _ in false })
+        _ = book.dialFinished(was.key, verdict: .trusted(Self.peer), failure: nil, Self.facts(own: Self.small, linked: [Self.peer]), at: Self.at(5))
+        #expect(book[was.key] == nil)
+    }
+
+    @Test func aLastLinkWaitsWhileMDNSHasAnInstanceThatMayBeThePeer() {
+        var book = DialBook(policy: DialPolicy())
+        let was = Self.lastLink(), s = Self.service("a")  // sorts before ours: it dials, we hold back
+        let facts = Self.facts(own: Self.small)
+        _ = book.found(s, linkedAs: Self.peer, facts, at: Self.t0)
+        _ = book.unlinked(Self.peer, wasAt: was, facts, at: Self.at(10))
+        // The instance is the peer's: its dial (or ours after the hold back) is the one.
+        #expect(book.retryDue(was.key, facts, at: Self.at(10)) == [.retry(was.key, afterNanoseconds: 4_000_000_000)])
+        // mDNS withdraws it (the peer renamed it): the last address is dialled.
+        book.removed(s.key)
+        #expect(book.retryDue(was.key, facts, at: Self.at(4010)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
+
+        // An instance not identified yet whose tag checks out may be the peer under a new name.
+        var other = DialBook(policy: DialPolicy())
+        _ = other.found(Self.service("z"), linkedAs: nil, facts, at: Self.t0)
+        _ = other.unlinked(Self.peer, wasAt: was, facts, at: Self.at(10))
+        #expect(other.retryDue(was.key, facts, at: Self.at(10)) == [.retry(was.key, afterNanoseconds: 4_000_000_000)])
+    }
+
+    @Test func aLastLinkIsForgottenWhenLinkedAgainOrUntrusted() {
+        var book = DialBook(policy: DialPolicy())
+        let was = Self.lastLink(), newer = Self.lastLink("10.0.0.3")
+        _ = book.unlinked(Self.peer, wasAt: was, Self.facts(own: Self.large), at: Self.t0)
+        // A later link elsewhere: only its address is kept.
+        _ = book.unlinked(Self.peer, wasAt: newer, Self.facts(own: Self.large), at: Self.at(10))
+        #expect(book[was.key] == nil && book[newer.key]?.isLastLink == true)
+        book.linked(Self.peer, dialled: nil, advertises: { _ in false })
+        #expect(book[newer.key] == nil, "linked again: the next link will say where it is")
+        var untrusting = Self.facts(own: Self.large)
+        untrusting.isTrusted = { _ in false }
+        #expect(book.unlinked(Self.peer, wasAt: was, untrusting, at: Self.at(20)) == [])
+        #expect(book[was.key] == nil, "nobody dials a device no longer trusted")
+    }
 }

@@ -42,6 +42,40 @@ extension WorkstationTests {
         }
     }
 
+    /// mDNS may lose a peer while it is linked (its random name changes, the first time
+    /// right after pairing, and the new name's resolve can fail; here avahi-daemon stops on
+    /// both sides). When the link then dies, the peer is dialled where the link reached it.
+    @Test func aDeadLinkComesBackWhenMDNSHasLostThePeer() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
+            for h in ["a", "b"] {
+                #expect(try await net.exec(h, ["sh", "-c", "kill $(cat /run/avahi-daemon/pid)"]).status == 0)
+            }
+            for h in ["a", "b"] {
+                try await eventually(10, "avahi-daemon on \(h) to stop") {
+                    try await net.exec(h, ["sh", "-c", "test -e /run/avahi-daemon/pid && kill -0 $(cat /run/avahi-daemon/pid)"]).status != 0
+                }
+                try await eventually(10, "\(h) to see discovery stop") { try await net.ctl(h, "status").stdout.contains("discovery: unavailable") }
+            }
+            let stillLinked = try await net.isConnected("a", to: idB), stillLinkedB = try await net.isConnected("b", to: idA)
+            #expect(stillLinked && stillLinkedB, "the link does not need mDNS")
+            try await bridgePort(net, up: false)
+            try await eventually(11, "b to notice that a is gone") { try await !net.isConnected("b", to: idA) }
+            try await eventually(11, "a to notice that b is gone") { try await !net.isConnected("a", to: idB) }
+            try await bridgePort(net, up: true)
+            // The backoff of dials into the outage is at most 4 s by now.
+            try await eventually(15, "a and b to link again without mDNS") {
+                let ab = try await net.isConnected("a", to: idB), ba = try await net.isConnected("b", to: idA)
+                return ab && ba
+            }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.after.outage", "--title", "Back")
+            try await eventually(10, "the offer to reach b") { try await net.ctl("b", "list").stdout.contains("Back") }
+        }
+    }
+
     @Test func aReaderThatPausesLongerThanALinkTimeoutKeepsItsStream() async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             try await net.startDaemon("a")

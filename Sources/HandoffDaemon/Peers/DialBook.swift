@@ -71,13 +71,25 @@ struct DialBook {
     /// Whether to dial it, now or later (`DialPolicy.decide`).
     mutating func consider(_ key: ServiceKey, _ facts: DialFacts, at now: Timestamp) -> [Action] {
         guard let record = services[key], !record.isSelf, !record.dialing, !record.gone else { return [] }
+        if record.isLastLink, let device = record.deviceID {
+            if let until = record.lastLinkUntil, now >= until {
+                services[key] = nil
+                return []
+            }
+            // mDNS has an instance that is, or may be, the device: that one is dialled (or
+            // waited for); look again later, in case it goes.
+            if mayBeFound(device, facts) {
+                return retry(key, at: now.adding(nanoseconds: policy.maximumBackoff), facts, now: now)
+            }
+        }
         let identity: DialPolicy.Identity = record.deviceID.map { facts.isTrusted($0) ? .trusted : .stranger }
             ?? .unknown(tagChecksOut: facts.isMember(record.service.txt["t"]))
         let situation = DialPolicy.Situation(
             identity: identity, isStatic: record.isStatic, linked: record.deviceID.map(facts.isLinked) ?? false,
             siblingBusy: services.values.contains { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map(facts.isLinked) ?? false)) },
             notBefore: record.notBefore, trustedMissing: facts.trustedMissing, nonMemberMissing: facts.nonMemberMissing,
-            yields: yields(to: key, advertisedName: facts.advertisedName), heldBackSince: record.heldBackSince)
+            yields: record.isLastLink ? lastLinkYields(record, facts) : yields(to: key, advertisedName: facts.advertisedName),
+            heldBackSince: record.heldBackSince)
         let decision = policy.decide(situation, at: now)
         var holdingBack = false
         if case .wait = decision, let end = policy.holdBackEnd(situation) { holdingBack = now < end }
@@ -124,7 +136,8 @@ struct DialBook {
             fallthrough
         case .unreadable, nil:
             record.failures += 1
-            record.notBefore = policy.nextTry(after: .failed(failures: record.failures), isStatic: record.isStatic, at: now)
+            // No announcement revives a last link's address either: back off as for a static one.
+            record.notBefore = policy.nextTry(after: .failed(failures: record.failures), isStatic: record.isStatic || record.isLastLink, at: now)
         }
         services[key] = record
         actions += watch(key, facts)
@@ -141,14 +154,34 @@ struct DialBook {
             services[dialled]?.deviceID = device
             services[dialled]?.failures = 0
         }
+        // Linked again: where the last link was matters no more (the next one will say).
+        for (key, s) in services where s.isLastLink && s.deviceID == device {
+            if s.dialing { services[key]?.gone = true } else { services[key] = nil }
+        }
         // The instance it advertises is this device: linked, so not dialled as well.
         for (key, s) in services where s.deviceID == nil && advertises(key) { services[key]?.deviceID = device }
     }
 
     /// The link to `device` ended. Still advertised? Then it may be back soon: try again
-    /// (the side that yields gives the other's dial its head start again).
-    mutating func unlinked(_ device: DeviceID, _ facts: DialFacts, at now: Timestamp) -> [Action] {
+    /// (the side that yields gives the other's dial its head start again). `wasAt`: where
+    /// the link reached it (its address and the port from its hello), dialled while mDNS
+    /// knows no instance that may be it. mDNS alone can leave a peer undialled: its random
+    /// name changes while it is linked (the first time right after pairing), and if the new
+    /// name's resolve fails here (a lost packet, a busy avahi-daemon), nothing would dial it.
+    mutating func unlinked(_ device: DeviceID, wasAt: DiscoveredService? = nil, _ facts: DialFacts, at now: Timestamp) -> [Action] {
         var actions: [Action] = []
+        if let wasAt, facts.isTrusted(device) {
+            for (key, s) in services where s.isLastLink && s.deviceID == device && key != wasAt.key {
+                if s.dialing { services[key]?.gone = true } else { services[key] = nil }
+            }
+            var record = services[wasAt.key] ?? ServiceRecord(service: wasAt)
+            record.service = wasAt
+            record.deviceID = device
+            record.isLastLink = true
+            record.gone = false
+            record.lastLinkUntil = now.adding(nanoseconds: policy.lastLinkLifetime)
+            services[wasAt.key] = record
+        }
         for (key, s) in services where s.deviceID == device {
             services[key]?.heldBackSince = now
             actions += retry(key, at: nil, facts, now: now)
@@ -190,6 +223,23 @@ struct DialBook {
         return key.name.utf8.lexicographicallyPrecedes(ours.utf8)
     }
 
+    /// Whether an instance mDNS found is, or may be, `device`: identified as it, or not
+    /// identified yet with a tag that checks out (a member, so perhaps it under a new name).
+    private func mayBeFound(_ device: DeviceID, _ facts: DialFacts) -> Bool {
+        services.values.contains { s in
+            !s.isLastLink && !s.gone
+                && (s.deviceID == device || (s.deviceID == nil && facts.isMember(s.service.txt["t"])))
+        }
+    }
+
+    /// Without the peer's instance name there is no name to compare, so the device IDs
+    /// decide who yields: the larger, as the link the smaller one dials is the one both keep
+    /// (`DialPolicy.keepsNewLink`).
+    private func lastLinkYields(_ record: ServiceRecord, _ facts: DialFacts) -> Bool {
+        guard let own = facts.ownDeviceID, let device = record.deviceID else { return false }
+        return device < own
+    }
+
     private func siblings(of instance: String, except key: ServiceKey?) -> [ServiceKey] {
         services.filter { $0.key != key && $0.value.instance == instance }.keys.sorted(by: Self.order)
     }
@@ -224,6 +274,8 @@ struct DialBook {
     static func wantsChanges(_ record: ServiceRecord, _ facts: DialFacts) -> Bool {
         // Being dialled: the handshake will tell more than any TXT could.
         if record.isSelf || record.dialing { return false }
+        // Not an mDNS result: nothing for Avahi to resolve.
+        if record.isLastLink { return false }
         // Held back for its own dial (DialPolicy.yields): that link will tell more, and soon;
         // a resolver open meanwhile made the avahi-daemons query all through a mass start
         // (24 workstations: about twice their CPU, and the links 0.6 s later).
@@ -255,4 +307,6 @@ struct DialFacts {
     var advertisedName: String?
     /// Avahi runs and the daemon is not stopping: resolvers may be opened.
     var canWatch: Bool
+    /// This workstation's device ID (who yields at a last link's address).
+    var ownDeviceID: DeviceID? = nil
 }

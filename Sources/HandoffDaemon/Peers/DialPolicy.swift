@@ -10,6 +10,9 @@ struct DialPolicy: Sendable {
     var untrustedRetry: Int64 = 300_000_000_000
     /// How long the side that yields waits for the other's dial before dialling itself.
     var holdBack: Int64 = 3_000_000_000
+    /// How long the address a link last reached a peer at is dialled without mDNS's word
+    /// (`DialBook.unlinked`); a peer away longer is found by mDNS when it is back.
+    var lastLinkLifetime: Int64 = 600_000_000_000
 
     /// What the instance is, as far as this device knows.
     enum Identity: Sendable, Equatable {

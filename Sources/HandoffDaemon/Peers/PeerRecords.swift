@@ -32,6 +32,10 @@ struct ServiceRecord: Sendable {
     var gone = false
     /// Configured (`peer = HOST:PORT`), not found by mDNS: never removed, retried on a timer.
     var isStatic = false
+    /// Where a link to `deviceID` last reached it (`DialBook.unlinked`): dialled only while
+    /// mDNS knows no instance that is or may be that device, and only until `lastLinkUntil`.
+    var isLastLink = false
+    var lastLinkUntil: Timestamp?
     /// Avahi keeps reporting its TXT changes (`DialBook`'s watch decision).
     var watched = false
     /// Why the last dial did not give a link, for `handoffctl doctor`.

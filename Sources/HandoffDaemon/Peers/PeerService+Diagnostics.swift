@@ -94,7 +94,7 @@ extension PeerService {
             return DiagnosticCheck("sleep", .ok, "Sleep", "the session agent holds logind's delay lock: before this workstation sleeps, its offer goes to the others to keep")
         case .unguarded(let why):
             return DiagnosticCheck("sleep", .warning, "Sleep", "sleep is not guarded: \(why); an offer made here sleeps with this workstation",
-                                   fix: "nothing to do on a machine that never sleeps; elsewhere, check that systemd-logind runs")
+                                   fix: "nothing to do on a machine that never sleeps; elsewhere, check that systemd-logind runs and polkitd is installed (sudo apt install polkitd)")
         case .unknown:
             return DiagnosticCheck("sleep", .warning, "Sleep", "no session agent guards sleep: an offer made here sleeps with this workstation",
                                    fix: "systemctl --user start handoff-session (in your graphical session)")

@@ -44,7 +44,8 @@ extension PeerService {
             isTrusted: { trustStore.isTrusted($0) }, isLinked: { linked[$0] != nil },
             isMember: { t in t.map { PrivateAdvertisement.verifies($0, keys: keys, epoch: epoch) } ?? false },
             trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) },
-            everyTrustedLinked: missing.isEmpty, advertisedName: advertisedName, canWatch: avahi != nil && accepting)
+            everyTrustedLinked: missing.isEmpty, advertisedName: advertisedName, canWatch: avahi != nil && accepting,
+            ownDeviceID: identity.deviceID)
     }
 
     /// Does what the dial book decided.

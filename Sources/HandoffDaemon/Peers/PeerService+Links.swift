@@ -173,8 +173,22 @@ extension PeerService {
         if let k = keptOffers(at: clock.now()).first(where: { $0.item.origin == link.deviceID }) {
             peerEvents.yield(.peerOffer(k.device, ActivitySummary(k.activity, payloadSize: k.item.payload.count)))
         }
-        perform(dialBook.unlinked(link.deviceID, dialFacts, at: clock.now()))
+        perform(dialBook.unlinked(link.deviceID, wasAt: Self.lastLinkService(link), dialFacts, at: clock.now()))
         updateWatches()
+    }
+
+    /// Where the link reached its peer, as a dial target: its address on the link (a
+    /// link-local IPv6 address with its interface, as mDNS results have it) and the port
+    /// from its hello.
+    static func lastLinkService(_ link: PeerLink) -> DiscoveredService? {
+        guard let address = link.streamAddress, let port = address.port, let ip = address.ipAddress else { return nil }
+        var host = ip
+        if case .v6(let a) = address, ip.lowercased().hasPrefix("fe80:") {
+            guard a.address.sin6_scope_id != 0 else { return nil }
+            host += "%\(a.address.sin6_scope_id)"
+        }
+        let key = ServiceKey(interfaceIndex: -1, ipv6: host.contains(":"), name: "\(host):\(port)", domain: "link")
+        return DiscoveredService(key: key, hostName: host, address: host, port: UInt16(port), txt: [:])
     }
 
     /// Does what the peer book decided.
