@@ -9,7 +9,8 @@ enum ActivityPrinter {
         return "\(a.activityType)\(title) [\(r.state.rawValue)] \(a.id)"
     }
 
-    static func details(_ r: ActivityRecord) -> String {
+    /// `names`: device names by ID, for `to`.
+    static func details(_ r: ActivityRecord, names: [String: String] = [:]) -> String {
         let a = r.activity
         var lines: [(String, String)] = [
             ("type", a.activityType),
@@ -19,6 +20,9 @@ enum ActivityPrinter {
             ("from", a.origin.name),
             ("updated", a.updatedAt.rfc3339),
         ]
+        if let to = r.to, !to.isEmpty {
+            lines.append(("to", to.map { names[$0] ?? String($0.prefix(7)) }.joined(separator: ", ") + " only"))
+        }
         if let u = a.webpageURL { lines.append(("webpage", u)) }
         if let e = a.expirationDate { lines.append(("expires", e.rfc3339)) }
         if !a.keywords.isEmpty { lines.append(("keywords", a.keywords.joined(separator: ", "))) }

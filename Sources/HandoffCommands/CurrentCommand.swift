@@ -10,6 +10,12 @@ struct CurrentCommand: AsyncParsableCommand {
         guard let record = try await options.client.current() else {
             throw CommandFailure(description: "no activity is current on this workstation")
         }
-        Output.out(options.json ? record.json.prettySerialized() : ActivityPrinter.details(record))
+        if options.json { return Output.out(record.json.prettySerialized()) }
+        // Offered to some workstations only: by the names the account knows them by.
+        var names: [String: String] = [:]
+        if record.to?.isEmpty == false, let devices = try? await options.client.devices() {
+            for m in devices.members { names[m.id] = m.name }
+        }
+        Output.out(ActivityPrinter.details(record, names: names))
     }
 }

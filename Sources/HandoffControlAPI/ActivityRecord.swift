@@ -33,10 +33,14 @@ public struct ActivityRecord: Sendable, Equatable {
     public var streamFile: String?
     /// The local file of the activity's document (this device only).
     public var documentFile: String?
+    /// The only workstations it is offered to (device IDs, `become-current --to`); nil:
+    /// every member (this device only).
+    public var to: [String]?
 
     public init(activity: Activity, state: ActivityState, owner: String, payloadSize: Int, stale: Bool? = nil, streamFile: String? = nil,
-                documentFile: String? = nil) {
+                documentFile: String? = nil, to: [String]? = nil) {
         self.documentFile = documentFile
+        self.to = to
         self.activity = activity
         self.state = state
         self.owner = owner
@@ -53,6 +57,7 @@ public struct ActivityRecord: Sendable, Equatable {
         if let stale { o["stale"] = .bool(stale) }
         if let streamFile { o["streamFile"] = .string(streamFile) }
         if let documentFile { o["documentFile"] = .string(documentFile) }
+        if let to { o["to"] = .array(to.map(JSONValue.string)) }
         return .object(o)
     }
 
@@ -65,5 +70,6 @@ public struct ActivityRecord: Sendable, Equatable {
         if case .bool(let b)? = o["stale"] { stale = b }
         streamFile = o["streamFile"]?.stringValue
         documentFile = o["documentFile"]?.stringValue
+        if case .array(let list)? = o["to"] { to = list.compactMap(\.stringValue) }
     }
 }

@@ -94,7 +94,8 @@ struct ActivityTable {
 
     static func record(_ e: Entry) -> ActivityRecord {
         ActivityRecord(activity: e.activity, state: e.state, owner: e.owner.label,
-                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity), streamFile: e.streamFile, documentFile: e.documentFile)
+                       payloadSize: ActivityPropertyList.encodedSize(of: e.activity), streamFile: e.streamFile, documentFile: e.documentFile,
+                       to: e.targets.isEmpty ? nil : e.targets.map(\.description))
     }
 
     /// The daemon-owned live activities, as saved across restarts.

@@ -171,6 +171,14 @@ struct DialBookTests {
         book.removed(s.key)
         #expect(book.retryDue(was.key, facts, at: Self.at(4010)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
 
+        // Our own instance (its tag checks out too) is not the peer.
+        var own = DialBook(policy: DialPolicy())
+        let ours = Self.service("m")
+        _ = own.found(ours, linkedAs: nil, facts, at: Self.t0)
+        _ = own.dialFinished(ours.key, verdict: .ourselves, failure: nil, facts, at: Self.at(1))
+        _ = own.unlinked(Self.peer, wasAt: was, facts, at: Self.at(10))
+        #expect(own.retryDue(was.key, facts, at: Self.at(10)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
+
         // An instance not identified yet whose tag checks out may be the peer under a new name.
         var other = DialBook(policy: DialPolicy())
         _ = other.found(Self.service("z"), linkedAs: nil, facts, at: Self.t0)

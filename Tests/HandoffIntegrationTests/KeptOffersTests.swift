@@ -129,6 +129,8 @@ extension WorkstationTests {
             let made = try await net.ctl("a", "become-current", "--type", "org.example.edit", "--title", "For b", "--to", "ws-b")
             #expect(made.status == 0, "\(made)")
             let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let current = try await net.ctl("a", "current")
+            #expect(current.stdout.contains("to:       ws-b only"), "\(current)")
             try await eventually(10, "b to list it") { try await self.offersFrom(net, "b", idA).count == 1 }
             // c is linked to a all along: had it been told, it would list it by now.
             #expect(try await self.offersFrom(net, "c", idA).isEmpty)
@@ -275,6 +277,160 @@ extension WorkstationTests {
             net.stop(owner, SIGTERM)
             desktop.stop()
             net.stop(standin, SIGTERM)
+        }
+    }
+
+    /// A member gone bad: its certificate and key in a program that writes kept items by
+    /// hand from PeerProtocol.md §18 (Tests/Fixtures/hostile-keeper, Python, no handoff
+    /// code). Every message that breaks a rule is refused with an error frame and a log
+    /// line, and nothing in it is kept; an honest item from the same program is kept, so
+    /// the refusals are for what each case breaks. A copy of an older item is ignored, not
+    /// refused: members' copies cross on the way.
+    @Test func aHostileKeeperIsRefusedAndNothingItSentIsKept() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            let pidA = try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pairByCode("a", "b")
+            let idB = try await net.deviceID("b")
+            // b's daemon stops; its key is the hostile program's now.
+            await net.kill("b", SIGTERM)
+            try await eventually(15, "a to see b gone") { try await !net.isConnected("a", to: idB) }
+            let address = try await net.address("a"), port = try net.peerPort("a")
+            let keeper = TestEnvironment.packageRoot + "/Tests/Fixtures/hostile-keeper"
+            let activityID = String((0..<32).map { _ in "0123456789abcdef".randomElement()! })
+            func send(_ which: String, _ extra: [String] = []) async throws -> [String: Any] {
+                let r = try await net.exec("b", ["/usr/bin/python3", keeper, address, String(port),
+                                                 "--cert", net.stateDirectory("b") + "/device-cert.pem",
+                                                 "--key", net.stateDirectory("b") + "/device-key.pem",
+                                                 "--case", which, "--activity-id", activityID, "--title", "Honest"] + extra)
+                #expect(r.status == 0, "\(which): \(r)")
+                return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+            }
+            func titlesKeptFromB() async throws -> [String] {
+                try await offersFrom(net, "a", idB).compactMap { ($0["activity"] as? [String: Any])?["title"] as? String }
+            }
+            func log() -> String { text(net.logPath("a")) }
+
+            let refusals: [(String, String)] = [
+                ("bad-signature", "bad-kept-offer"), ("altered", "bad-kept-offer"), ("unsigned", "bad-kept-offer"),
+                ("not-for-you", "bad-kept-offer"), ("mixed", "bad-kept-offer"), ("many-items", "malformed"),
+                ("long-index", "malformed"), ("oversized", "frame-too-large"),
+            ]
+            for (which, code) in refusals {
+                let before = log().utf8.count
+                let answer = try await send(which)
+                #expect(answer["error"] as? String == code && answer["closed"] as? Bool == true, "\(which): \(answer)")
+                #expect(try await titlesKeptFromB().isEmpty, "\(which): nothing it sent is kept")
+                let said = String(decoding: log().utf8.dropFirst(before), as: UTF8.self)
+                #expect(said.contains(code == "bad-kept-offer" ? "refused a kept offer" : code), "\(which): a log line says why:\n\(said)")
+            }
+
+            // The control: an honest item, written by the same program, is kept.
+            let honest = try await send("honest")
+            #expect(honest["error"] is NSNull && honest["closed"] as? Bool == false, "\(honest)")
+            let sequence = try #require(honest["sequence"] as? Int)
+            try await eventually(5, "a to list the honest item as kept") { try await titlesKeptFromB() == ["Honest"] }
+
+            // An older copy: ignored, the link stays. Other bytes under the same sequence: refused.
+            let replay = try await send("replay", ["--sequence", String(sequence)])
+            #expect(replay["error"] is NSNull && replay["closed"] as? Bool == false, "\(replay)")
+            let equivocation = try await send("equivocation", ["--sequence", String(sequence)])
+            #expect(equivocation["error"] as? String == "bad-kept-offer" && equivocation["closed"] as? Bool == true, "\(equivocation)")
+            #expect(try await titlesKeptFromB() == ["Honest"], "the item held is the honest one")
+            #expect(access("/proc/\(pidA)", F_OK) == 0 && !log().contains("Fatal error"), "handoffd on a survived")
+            #expect(try await net.ctl("a", "status").status == 0)
+        }
+    }
+
+    /// handoffd on HOST is told the machine sleeps (what the agent does on logind's
+    /// PrepareForSleep): its answer.
+    func prepareForSleep(_ net: NetnsRun, _ host: String) async throws -> [String: Any] {
+        let r = try await net.exec(host, ["curl", "-s", "--unix-socket", net.socket(host), "-X", "POST", "-H", "Content-Type: application/json",
+                                          "-d", "{\"phase\": \"prepare\"}", "http://localhost/v1/sleep"])
+        return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? ["curl": "\(r)"]
+    }
+
+    /// a sleeps as a closed lid does: told, then frozen and off the network.
+    func closeTheLid(_ net: NetnsRun, handedTo: Int) async throws {
+        let slept = try await prepareForSleep(net, "a")
+        #expect(slept["offered"] as? Bool == true && slept["handedTo"] as? Int == handedTo, "\(slept)")
+        net.stop(try #require(net.daemons["a"]), SIGSTOP)
+        try await bridgePort(net, "p1", up: false)
+    }
+
+    /// An offer kept for a sleeping workstation goes when it expires: no longer listed or
+    /// continued, not handed to a member that links afterwards, not back after a restart.
+    @Test func aKeptOfferThatExpiredIsNeverShown() async throws {
+        try await NetnsRun.with(["a", "b", "c"]) { net in
+            let (idA, idB, idC) = try await members(net)
+            try await bridgePort(net, "p3", up: false)
+            try await eventually(15, "a and b to notice c is gone") {
+                let a = try await net.isConnected("a", to: idC), b = try await net.isConnected("b", to: idC)
+                return !a && !b
+            }
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.brief", "--title", "Brief", "--expires", "12s")
+            try await eventually(10, "b to see a's offer") { try await !self.offersFrom(net, "b", idA).isEmpty }
+            try await closeTheLid(net, handedTo: 1)
+            try await eventually(5, "b to list it as kept") { try await self.offersFrom(net, "b", idA).first?["kept"] as? Bool == true }
+
+            try await eventually(20, "b to drop it when it expires") { try await self.offersFrom(net, "b", idA).isEmpty }
+            let continued = try await net.ctl("b", "continue")
+            #expect(continued.status != 0, "\(continued)")
+            #expect(!(try await net.ctl("b", "list")).stdout.contains("Brief"))
+
+            // c comes back and links with b: nothing of a's is handed to it.
+            try await bridgePort(net, "p3", up: true)
+            try await eventually(30, "c to link with b again") { try await net.isConnected("c", to: idB) }
+            try await Task.sleep(nanoseconds: 2_000_000_000)
+            #expect(try await offersFrom(net, "c", idA).isEmpty, "an expired offer is not handed on")
+            #expect(!text(net.logPath("c")).contains("keeping an offer for a member"))
+
+            // b restarts: what it keeps is read again, and the expired offer is not among it.
+            await net.kill("b", SIGTERM)
+            try await net.startDaemon("b")
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+            #expect(try await offersFrom(net, "b", idA).isEmpty)
+        }
+    }
+
+    /// A document in a synced folder, offered by a workstation that then slept, opens on
+    /// another from its own copy of the folder. Without a copy here, it is said plainly
+    /// that the copy would come from the sleeping workstation: wake it.
+    @Test func aKeptDocumentOpensFromTheSyncedFolderHere() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            let docs = DocumentHandoffTests()
+            let syncA = net.directory + "/a/Sync", syncB = net.directory + "/b/Elsewhere/SyncB"
+            try docs.write(docs.syncthingConfig(syncA), net.directory + "/a/state/syncthing/config.xml")
+            try docs.write(docs.syncthingConfig(syncB), net.directory + "/b/state/syncthing/config.xml")
+            try docs.write("milk\neggs\n", syncA + "/notes/list.txt")
+            try docs.write("milk\neggs\n", syncB + "/notes/list.txt")
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let idA = try await net.deviceID("a")
+            let desk = try DesktopSession(net, host: "b")
+            defer { desk.stop() }
+            try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: ["MimeType=text/plain;"], recordAs: "editor")
+            try "[Default Applications]\ntext/plain=org.example.Editor.desktop\n"
+                .write(toFile: desk.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
+            try await desk.startBus()
+            try await desk.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": desk.root + "/system:/usr/share"])
+
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.viewer.view", "--title", "List", "--document", syncA + "/notes/list.txt"])
+            try await closeTheLid(net, handedTo: 1)
+            try await eventually(5, "b to list a's offer as kept") { try await self.offersFrom(net, "b", idA).first?["kept"] as? Bool == true }
+
+            let opened = try await net.ctl("b", "continue")
+            #expect(opened.status == 0 && opened.stdout.contains("your own copy in the synced folder"), "\(opened)\n\(desk.log)")
+            let record = try await desk.waitForRecord("editor")
+            let uri = (record["argv"] as? [String])?.first ?? ""
+            #expect((URL(string: uri)?.path ?? uri) == syncB + "/notes/list.txt", "\(record)")
+
+            // No copy here: it would come from a, which sleeps.
+            try FileManager.default.removeItem(atPath: syncB + "/notes/list.txt")
+            let missing = try await net.ctl("b", "continue")
+            #expect(missing.status != 0 && missing.stderr.contains("could not fetch the document") && missing.stderr.contains("(ws-a)")
+                    && missing.stderr.contains("wake it"), "\(missing)")
         }
     }
 }

@@ -227,7 +227,7 @@ struct DialBook {
     /// identified yet with a tag that checks out (a member, so perhaps it under a new name).
     private func mayBeFound(_ device: DeviceID, _ facts: DialFacts) -> Bool {
         services.values.contains { s in
-            !s.isLastLink && !s.gone
+            !s.isLastLink && !s.gone && !s.isSelf  // our own instance's tag checks out too
                 && (s.deviceID == device || (s.deviceID == nil && facts.isMember(s.service.txt["t"])))
         }
     }

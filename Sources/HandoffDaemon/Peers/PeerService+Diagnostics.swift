@@ -77,7 +77,7 @@ extension PeerService {
                                    "not connected; the last try at \(failing.service.address) port \(failing.service.port): \(failing.lastError!.description)",
                                    fix: "check that handoffd runs there (`handoffctl status` on \(shown)) and that its peer port is open")
         }
-        if !seenAt.isEmpty {
+        if seenAt.contains(where: { !$0.isLastLink }) {
             return DiagnosticCheck("peer.\(id)", .warning, "Workstation \(shown)", "seen on the network but not connected yet; retrying",
                                    fix: "wait a few seconds, then run `handoffctl doctor` again")
         }
