@@ -27,6 +27,18 @@ extension WorkstationTests {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
 
+    /// HOST's graphical session, its agent running, with "Editor" the app for text/plain
+    /// (it records how it was opened as "editor").
+    func editorDesktop(_ net: NetnsRun, _ host: String) async throws -> DesktopSession {
+        let desk = try DesktopSession(net, host: host)
+        try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: ["MimeType=text/plain;"], recordAs: "editor")
+        try "[Default Applications]\ntext/plain=org.example.Editor.desktop\n"
+            .write(toFile: desk.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
+        try await desk.startBus()
+        try await desk.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": desk.root + "/system:/usr/share"])
+        return desk
+    }
+
     /// Continuing from the history reopens the document: b's own copy in its synced
     /// folder, in the app for its type, long after the offer is gone.
     @Test func aDocumentReopensFromTheHistory() async throws {
@@ -39,13 +51,8 @@ extension WorkstationTests {
             try await net.startDaemon("a")
             try await net.startDaemon("b")
             try await net.pair("a", "b")
-            let desk = try DesktopSession(net, host: "b")
+            let desk = try await editorDesktop(net, "b")
             defer { desk.stop() }
-            try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: ["MimeType=text/plain;"], recordAs: "editor")
-            try "[Default Applications]\ntext/plain=org.example.Editor.desktop\n"
-                .write(toFile: desk.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
-            try await desk.startBus()
-            try await desk.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": desk.root + "/system:/usr/share"])
 
             try await net.offer(from: "a", to: "b", ["--type", "org.example.planner.plan", "--title", "Launch plan", "--search",
                                                      "--document", syncA + "/projects/plan.txt"])

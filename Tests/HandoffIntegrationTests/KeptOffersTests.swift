@@ -408,13 +408,8 @@ extension WorkstationTests {
             try await net.startDaemon("b")
             try await net.pair("a", "b")
             let idA = try await net.deviceID("a")
-            let desk = try DesktopSession(net, host: "b")
+            let desk = try await docs.editorDesktop(net, "b")
             defer { desk.stop() }
-            try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: ["MimeType=text/plain;"], recordAs: "editor")
-            try "[Default Applications]\ntext/plain=org.example.Editor.desktop\n"
-                .write(toFile: desk.configHome + "/mimeapps.list", atomically: true, encoding: .utf8)
-            try await desk.startBus()
-            try await desk.startAgent(["--no-notifications"], environment: ["XDG_DATA_DIRS": desk.root + "/system:/usr/share"])
 
             _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.viewer.view", "--title", "List", "--document", syncA + "/notes/list.txt"])
             try await closeTheLid(net, handedTo: 1)
