@@ -17,7 +17,10 @@ function report(tab) {
 }
 
 async function reportActive() {
-  const [tab] = await api.tabs.query({active: true, lastFocusedWindow: true});
+  let [tab] = await api.tabs.query({active: true, lastFocusedWindow: true});
+  // No window has had the focus yet (a browser just started, or headless): a page that
+  // loaded before this worker listened is still the one to report.
+  if (!tab) [tab] = await api.tabs.query({active: true});
   report(tab);
 }
 

@@ -57,8 +57,14 @@ extension WorkstationTests {
                     return c.contains(story) && c.contains("Story of the day")
                 }
             } catch {
+                // The evidence: the host's own lines (its stderr is Chromium's), the tail of
+                // Chromium's log, and the tabs as DevTools sees them.
                 let log = (try? String(contentsOfFile: net.directory + "/chromium.log", encoding: .utf8)) ?? ""
-                throw TestFailure("\(error)\n--- chromium ---\n\(log.split(separator: "\n").suffix(30).joined(separator: "\n"))")
+                let lines = log.split(separator: "\n")
+                let host = lines.filter { $0.contains("handoff-browser-host") || $0.contains("org.handoff.browser") || $0.contains("xtension") }
+                let tabs = (try? await net.exec("a", ["curl", "-s", "http://127.0.0.1:9333/json/list"]).stdout) ?? ""
+                throw TestFailure("\(error)\n--- chromium: the host and the extension ---\n\(host.suffix(20).joined(separator: "\n"))"
+                                  + "\n--- chromium: the end ---\n\(lines.suffix(15).joined(separator: "\n"))\n--- tabs ---\n\(tabs)")
             }
             #expect(try await current().contains("handoff.browsing-web"))
 
