@@ -20,12 +20,7 @@ enum ControlConnection {
 
     /// Connects and sets the pipeline up with `initialize` (on the channel's event loop).
     static func connect<Output: Sendable>(_ socketPath: String, _ initialize: @escaping @Sendable (Channel) throws -> Output) async throws -> Output {
-        // A missing socket is the common case (daemon not started): say so plainly.
-        var st = stat()
-        if lstat(socketPath, &st) != 0 {
-            let detail = errno == EACCES ? "the socket cannot be reached (permission denied)" : "no socket"
-            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: detail)
-        }
+        try socketExists(socketPath)
         do {
             return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: socketPath) { channel in
@@ -39,6 +34,15 @@ enum ControlConnection {
             throw e
         } catch {
             throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(error)")
+        }
+    }
+
+    /// A missing socket is the common case (daemon not started): say so plainly.
+    static func socketExists(_ socketPath: String) throws {
+        var st = stat()
+        if lstat(socketPath, &st) != 0 {
+            let detail = errno == EACCES ? "the socket cannot be reached (permission denied)" : "no socket"
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: detail)
         }
     }
 

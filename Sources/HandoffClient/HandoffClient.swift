@@ -7,10 +7,16 @@ import NIOHTTP1
 /// built on). Every call is one short HTTP exchange on the control socket.
 public struct HandoffClient: Sendable {
     public let socketPath: String
+    /// Each call blocks its thread for the exchange instead of going through NIO's event
+    /// loops (`BlockingExchange`): for a process that makes a call or two and exits. An
+    /// app that stays should leave it off: a call may wait seconds (an app's will-save, a
+    /// peer's fetch), and blocking would hold a thread of Swift's cooperative pool.
+    public let blocking: Bool
 
     /// `socketPath` defaults to `$HANDOFF_SOCKET`, else `$XDG_RUNTIME_DIR/handoff/handoffd.sock`.
-    public init(socketPath: String? = nil) {
+    public init(socketPath: String? = nil, blocking: Bool = false) {
         self.socketPath = socketPath ?? DefaultPaths.socket
+        self.blocking = blocking
     }
 
     public func status() async throws -> DaemonStatus {
@@ -264,7 +270,10 @@ public struct HandoffClient: Sendable {
     // MARK: -
 
     private func call(_ endpoint: ControlEndpoint, _ parameter: String = "", body: JSONValue? = nil) async throws -> JSONValue {
-        let (status, json) = try await ControlConnection.exchange(socketPath, HTTPMethod(rawValue: endpoint.method), endpoint.path(parameter), body: body)
+        let method = HTTPMethod(rawValue: endpoint.method), path = endpoint.path(parameter)
+        let (status, json) = blocking
+            ? try BlockingExchange.exchange(socketPath, method, path, body: body)
+            : try await ControlConnection.exchange(socketPath, method, path, body: body)
         guard (200..<300).contains(status) else {
             throw HandoffClientError.api(APIError(status: status, body: json)
                 ?? APIError(status: status, code: "http_\(status)", message: "handoffd answered HTTP \(status)"))

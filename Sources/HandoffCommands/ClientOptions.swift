@@ -9,5 +9,6 @@ struct ClientOptions: ParsableArguments {
     @Flag(name: .long, help: "Print JSON instead of text for people.")
     var json = false
 
-    var client: HandoffClient { HandoffClient(socketPath: socket) }
+    /// One process, a call or two: each call blocks instead of starting NIO's threads.
+    var client: HandoffClient { HandoffClient(socketPath: socket, blocking: true) }
 }

@@ -1,0 +1,86 @@
+import HandoffControlAPI
+import HandoffCore
+import HandoffSystem
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One exchange on a blocking socket, on the calling thread, for a process that makes a
+/// call or two and exits (handoffctl): the NIO path starts event-loop threads for it, and
+/// they cost more than the exchange. The bytes still go through NIO's HTTP/1.1 encoder and
+/// decoder, in an `EmbeddedChannel` (no threads, no event loop).
+enum BlockingExchange {
+    static func exchange(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
+                         headers: [(String, String)] = []) throws -> (Int, JSONValue) {
+        let fd = try connect(socketPath)
+        defer { close(fd) }
+        let codec = EmbeddedChannel()
+        try codec.pipeline.syncOperations.addHTTPClientHandlers()
+        let payload = body.map { ByteBuffer(string: $0.serialized()) }
+        var head = ControlConnection.requestHead(method, path, bodyLength: payload?.readableBytes ?? (method == .GET ? nil : 0), headers: headers)
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        try codec.writeOutbound(HTTPClientRequestPart.head(head))
+        if let payload { try codec.writeOutbound(HTTPClientRequestPart.body(.byteBuffer(payload))) }
+        try codec.writeOutbound(HTTPClientRequestPart.end(nil))
+        var request: [UInt8] = []
+        while let b = try codec.readOutbound(as: ByteBuffer.self) { request += b.readableBytesView }
+        do { try request.withUnsafeBytes { try writeAll(fd, $0) } } catch {
+            throw HandoffClientError.connectionLost("could not send the request: \(error)")
+        }
+        var status = 0
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw HandoffClientError.connectionLost(String(cString: strerror(errno)))
+            }
+            if n == 0 { throw HandoffClientError.connectionLost("handoffd closed the connection before answering") }
+            try codec.writeInbound(ByteBuffer(bytes: buffer[0..<n]))
+            while let part = try codec.readInbound(as: HTTPClientResponsePart.self) {
+                switch part {
+                case .head(let h): status = Int(h.status.code)
+                case .body(let b): answer += b.readableBytesView
+                case .end:
+                    do { return (status, try JSONValue(parsing: answer)) } catch {
+                        throw HandoffClientError.badResponse("\(error)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A connected socket, or the same errors as the NIO path (`ControlConnection.connect`).
+    private static func connect(_ socketPath: String) throws -> CInt {
+        try ControlConnection.socketExists(socketPath)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard socketPath.utf8.count < capacity else {
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket's path is over \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: socketPath.utf8)
+            raw[socketPath.utf8.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot make a socket: \(String(cString: strerror(errno)))") }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if connected != 0 {
+            let e = errno
+            close(fd)
+            switch e {
+            case ECONNREFUSED, ENOENT: throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")
+            case EACCES: throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket cannot be reached (permission denied)")
+            default: throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(String(cString: strerror(e)))")
+            }
+        }
+        return fd
+    }
+}
