@@ -75,11 +75,7 @@ enum BlockingExchange {
         if connected != 0 {
             let e = errno
             close(fd)
-            switch e {
-            case ECONNREFUSED, ENOENT: throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")
-            case EACCES: throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket cannot be reached (permission denied)")
-            default: throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(String(cString: strerror(e)))")
-            }
+            throw ControlConnection.connectFailure(socketPath, errno: e)
         }
         return fd
     }

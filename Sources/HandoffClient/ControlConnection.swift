@@ -26,10 +26,8 @@ enum ControlConnection {
                 .connect(unixDomainSocketPath: socketPath) { channel in
                     channel.eventLoop.makeCompletedFuture { try initialize(channel) }
                 }
-        } catch let e as IOError where e.errnoCode == ECONNREFUSED || e.errnoCode == ENOENT {
-            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")
-        } catch let e as IOError where e.errnoCode == EACCES {
-            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket cannot be reached (permission denied)")
+        } catch let e as IOError where [ECONNREFUSED, ENOENT, EACCES].contains(e.errnoCode) {
+            throw connectFailure(socketPath, errno: e.errnoCode)
         } catch let e as HandoffClientError {
             throw e
         } catch {
@@ -43,6 +41,15 @@ enum ControlConnection {
         if lstat(socketPath, &st) != 0 {
             let detail = errno == EACCES ? "the socket cannot be reached (permission denied)" : "no socket"
             throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: detail)
+        }
+    }
+
+    /// Why a connect to the socket failed, as the user reads it.
+    static func connectFailure(_ socketPath: String, errno e: CInt) -> HandoffClientError {
+        switch e {
+        case ECONNREFUSED, ENOENT: return .daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")
+        case EACCES: return .daemonNotRunning(socketPath: socketPath, detail: "the socket cannot be reached (permission denied)")
+        default: return .daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(String(cString: strerror(e)))")
         }
     }
 

@@ -155,9 +155,7 @@ struct DialBook {
             services[dialled]?.failures = 0
         }
         // Linked again: where the last link was matters no more (the next one will say).
-        for (key, s) in services where s.isLastLink && s.deviceID == device {
-            if s.dialing { services[key]?.gone = true } else { services[key] = nil }
-        }
+        forgetLastLinks(of: device, except: nil)
         // The instance it advertises is this device: linked, so not dialled as well.
         for (key, s) in services where s.deviceID == nil && advertises(key) { services[key]?.deviceID = device }
     }
@@ -171,9 +169,7 @@ struct DialBook {
     mutating func unlinked(_ device: DeviceID, wasAt: DiscoveredService? = nil, _ facts: DialFacts, at now: Timestamp) -> [Action] {
         var actions: [Action] = []
         if let wasAt, facts.isTrusted(device) {
-            for (key, s) in services where s.isLastLink && s.deviceID == device && key != wasAt.key {
-                if s.dialing { services[key]?.gone = true } else { services[key] = nil }
-            }
+            forgetLastLinks(of: device, except: wasAt.key)
             var record = services[wasAt.key] ?? ServiceRecord(service: wasAt)
             record.service = wasAt
             record.deviceID = device
@@ -221,6 +217,13 @@ struct DialBook {
     func yields(to key: ServiceKey, advertisedName: String?) -> Bool {
         guard key.domain == "local", let ours = advertisedName else { return false }
         return key.name.utf8.lexicographicallyPrecedes(ours.utf8)
+    }
+
+    /// Drops where earlier links to `device` were (one being dialled goes when its dial ends).
+    private mutating func forgetLastLinks(of device: DeviceID, except kept: ServiceKey?) {
+        for (key, s) in services where s.isLastLink && s.deviceID == device && key != kept {
+            if s.dialing { services[key]?.gone = true } else { services[key] = nil }
+        }
     }
 
     /// Whether an instance mDNS found is, or may be, `device`: identified as it, or not
