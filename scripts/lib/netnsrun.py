@@ -4,6 +4,7 @@ process started is stopped by its PID and the run taken down by `down`."""
 
 import json
 import os
+import shlex
 import random
 import shutil
 import signal
@@ -68,6 +69,8 @@ class Run:
                if k not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "HANDOFF_SOCKET")}
         env.update(XDG_RUNTIME_DIR=base + "/run", XDG_STATE_HOME=base + "/state", XDG_CONFIG_HOME=base + "/config")
         argv = [self.handoffd, "--name", f"ws-{host}"] + (["--log-level", "debug"] if self.debug_log else [])
+        # Settings for an experiment (`--history-days 0`: what the history costs a figure).
+        argv += shlex.split(os.environ.get("BENCH_HANDOFFD_ARGS", ""))
         self.daemons[host] = self.spawn(host, self.log_path(host), argv, env=env)
 
     def wait_until(self, what, condition, timeout=30.0):
