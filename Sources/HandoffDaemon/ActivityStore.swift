@@ -48,7 +48,7 @@ public struct ActivityStore: Sendable {
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "activities": .array(list)])
-        try StateWriter.shared.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
     }
 
     /// A damaged file is kept aside (`activities.json.unreadable-TIME`, for the user and

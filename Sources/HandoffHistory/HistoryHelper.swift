@@ -20,7 +20,7 @@ public struct HistoryHelper {
         } catch {
             reply = .failed(code: "bad_request", message: "\(error)")
         }
-        return Array(reply.json.serialized().utf8) + [UInt8(ascii: "\n")]
+        return reply.json.serializedBytes() + [UInt8(ascii: "\n")]
     }
 
     public func answer(_ request: HistoryHelperRequest) -> HistoryHelperReply {

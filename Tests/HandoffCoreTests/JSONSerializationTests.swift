@@ -86,6 +86,14 @@ struct JSONSerializationTests {
         #expect(JSONValue.string("é😀/").serialized() == "\"é😀/\"")
     }
 
+    @Test func runsBetweenEscapesAreCopiedWhole() {
+        #expect(JSONValue.string("ab\"cd\nef").serialized() == #""ab\"cd\nef""#)
+        // Neighbours of U+2028 and U+2029 share their first two bytes and stay as they are.
+        #expect(JSONValue.string("x\u{2027}\u{2028}\u{202A}\u{2029}y").serialized() == "\"x\u{2027}\\u2028\u{202A}\\u2029y\"")
+        #expect(JSONValue.string("\u{E2}\u{80}").serialized() == "\"\u{E2}\u{80}\"")
+        #expect(JSONValue.string("").serialized() == #""""#)
+    }
+
     @Test func everyControlCharacterRoundTrips() throws {
         let s = String(String.UnicodeScalarView((0..<0x20).map { Unicode.Scalar(UInt8($0)) }))
         let text = JSONValue.string(s).serialized()

@@ -40,6 +40,6 @@ public struct AccountStore: Sendable {
 
     func save(_ statements: [AccountStatement]) throws {
         let doc: JSONValue = .object(["version": .integer(1), "statements": .array(statements.map { .string(Base64.encode($0.encoded)) })])
-        try StateWriter.shared.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
     }
 }

@@ -56,7 +56,7 @@ struct AdvertisementKeyStore: Sendable {
         let doc: JSONValue = .object(["version": .integer(1), "keys": .array(keys.map {
             .object(["generation": .integer(Int64(clamping: $0.generation)), "key": .string(Base64.encode($0.key))])
         })])
-        try StateWriter.shared.write(Array((doc.prettySerialized() + "\n").utf8), to: path, mode: 0o600)
+        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path, mode: 0o600)
     }
 }
 

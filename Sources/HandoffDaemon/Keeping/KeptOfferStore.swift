@@ -55,6 +55,6 @@ struct KeptOfferStore: Sendable {
             "floors": .object(floors),
             "items": .array(contents.items.sorted { $0.origin < $1.origin }.map { .string(Base64.encode($0.encoded)) }),
         ])
-        try StateWriter.shared.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
     }
 }

@@ -66,7 +66,7 @@ public final class TrustStore: Sendable {
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "devices": .array(list)])
-        try StateWriter.shared.write(Array((doc.prettySerialized() + "\n").utf8), to: path)
+        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
     }
 
     private static func load(_ path: String, logger: Logger) -> ([DeviceID: Entry], String?) {

@@ -41,7 +41,7 @@ public actor RestorationStore {
             record.launchStarted = old.launchStarted
             record.launchSession = old.launchSession
         }
-        let bytes = Array(RestorationStore.json(record).serialized().utf8)
+        let bytes = RestorationStore.json(record).serializedBytes()
         guard bytes.count <= RestorationRecord.maximumEncodedBytes else {
             throw HandoffError(.invalid, code: "state_too_large", message: "restoration state is \(bytes.count) bytes; keep it under \(RestorationRecord.maximumEncodedBytes) (it is for restoring the interface, not the user's data)")
         }
@@ -110,7 +110,7 @@ public actor RestorationStore {
     private func write(_ app: String, _ r: RestorationRecord) throws(HandoffError) {
         do {
             try AtomicFile.makeDirectories(directory)
-            try StateWriter.shared.write(Array(RestorationStore.json(r).serialized().utf8), to: path(app))
+            try StateWriter.shared.write(RestorationStore.json(r).serializedBytes(), to: path(app))
         } catch {
             throw .notSaved("the restoration state", error)
         }
