@@ -153,7 +153,11 @@ let package = Package(
             // without the static runtime.
             linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]
         ),
-        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"], linkerSettings: [bindNow]),
+        // The same for handoffctl, which starts for every command: dladdr scans the table
+        // at start, and the loader's symbol lookups search it first (Docs/Performance.md,
+        // "Quicker CLI").
+        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),
         // The activity history's store (SQLite through GRDB), in a helper process that
         // handoffd starts when the history is needed: GRDB brings full Foundation and ICU,
         // which the always-running daemon does not load.
