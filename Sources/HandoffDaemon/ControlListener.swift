@@ -42,13 +42,19 @@ public enum ControlListener: Sendable {
     }
 
     static func isLive(_ path: String) -> Bool {
+        guard let fd = connection(to: path) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A connected socket to the control socket at `path`, or nil.
+    static func connection(to path: String) -> Int32? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard fd >= 0 else { return nil }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return false }
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { close(fd); return nil }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
         }
@@ -57,7 +63,8 @@ public enum ControlListener: Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        return rc == 0
+        guard rc == 0 else { close(fd); return nil }
+        return fd
     }
 
     /// The socket systemd passed, per sd_listen_fds(3): LISTEN_PID must be us; the

@@ -107,7 +107,10 @@ public struct Daemon: Sendable {
                 SystemdNotifier.notify("READY=1\nSTATUS=serving on \(listener.path)")
                 // Once the peer side has started too (TLS, Avahi), which takes well under this.
                 if getenv("HANDOFF_KEEP_STARTUP_CODE") == nil {
-                    MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .seconds(5)) { StartupCodeRelease.release(logger: logger) }
+                    MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .seconds(5)) {
+                        StartupCodeRelease.release(logger: logger)
+                        RequestPathWarmUp.run(socketPath: listener.path, logger: logger)
+                    }
                 }
             })
 

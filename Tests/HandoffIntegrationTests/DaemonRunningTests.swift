@@ -245,8 +245,8 @@ import Testing
 
     /// Once ready, handoffd hands the pages only start-up used back to the kernel (what
     /// that saves is measured by scripts/bench-local, not here: pages other handoffd
-    /// processes of a parallel test run also map are not reclaimed). What it runs next is
-    /// read back as it runs: everything still works.
+    /// processes of a parallel test run also map are not reclaimed), then maps back what
+    /// serving a request runs with two requests of its own. Everything still works.
     @Test func startupCodeIsHandedBackAndTheDaemonWorksOn() async throws {
         let daemon = try await DaemonProcess().start()
         defer { Task { _ = await daemon.stop() } }
@@ -256,6 +256,11 @@ import Testing
         let line = try #require(daemon.log().split(separator: "\n").first { $0.contains("start-up code handed back") })
         let bytes = line.split(separator: "=").last.flatMap { Int($0) } ?? 0
         #expect(bytes > 1 << 20, "the executable's code was advised: \(line)")
+        // Then it asks itself for what a request runs, so the first one after idle is quick.
+        try await eventually(timeout: 20, "the request path to be mapped back\n\(daemon.log())") {
+            daemon.log().contains("request path mapped back")
+        }
+        #expect(daemon.log().contains("request path mapped back requests=2"), "both answered: \(daemon.log())")
         let client = HandoffClient(socketPath: daemon.socketPath)
         var draft = ActivityDraft(activityType: "org.example.edit")
         draft.title = "After the release"
