@@ -39,12 +39,15 @@ def swift_env():
     return env
 
 
-def build(note, scratch=SCRATCH, extra=SHIPPED, products=None):
-    """A release build in `scratch`: every product, or each of `products` in turn."""
-    for product in products or [None]:
-        cmd = ["swift", "build", "-c", "release", "--scratch-path", scratch, *extra]
-        if product:
-            cmd += ["--product", product]
+# What the package installs, built by name: a scratch path that once held a dynamic build
+# also relinks GRDB's dynamic library, which fails with the static runtime.
+EXECUTABLES = ("handoffd", "handoffctl", "handoff-history", "handoff-session", "handoff-browser-host")
+
+
+def build(note, scratch=SCRATCH, extra=SHIPPED, products=EXECUTABLES):
+    """A release build in `scratch` of each of `products` in turn."""
+    for product in products:
+        cmd = ["swift", "build", "-c", "release", "--scratch-path", scratch, *extra, "--product", product]
         note("building: " + " ".join(cmd))
         subprocess.run(cmd, cwd=REPO, env=swift_env(), check=True)
 
