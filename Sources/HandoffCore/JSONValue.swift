@@ -137,6 +137,8 @@ extension JSONValue {
         return s
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// A JSON string: runs of characters that need no escape are copied as they are.
     /// U+2028 and U+2029 are escaped too, since JavaScript treats them as line breaks.
     static func writeString(_ s: String, to out: inout [UInt8]) {
@@ -168,10 +170,9 @@ extension JSONValue {
                 case 0x08: out += "\\b".utf8
                 case 0x0C: out += "\\f".utf8
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
                     out += "\\u00".utf8
-                    out.append(hex[Int(b >> 4)])
-                    out.append(hex[Int(b & 0xF)])
+                    out.append(hexDigits[Int(b >> 4)])
+                    out.append(hexDigits[Int(b & 0xF)])
                 }
                 i += 1
                 runStart = i

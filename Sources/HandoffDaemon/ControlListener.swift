@@ -47,10 +47,17 @@ public enum ControlListener: Sendable {
         return true
     }
 
-    /// A connected socket to the control socket at `path`, or nil.
-    static func connection(to path: String) -> Int32? {
+    /// A connected socket to the control socket at `path`, or nil. With `timeout`, the
+    /// socket's send and receive timeouts, set before connecting: a full backlog then
+    /// fails the connect after that long instead of blocking.
+    static func connection(to path: String, timeout: Int? = nil) -> Int32? {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if let timeout {
+            var tv = timeval(tv_sec: timeout, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

@@ -261,14 +261,14 @@ public final class ControlServer: Service, Sendable {
         let headers = HTTPHeaders([("Content-Type", "application/x-ndjson"), ("Cache-Control", "no-store")])
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
         for await event in events {
-            let line = channel.allocator.buffer(string: event.json.serialized() + "\n")
+            let line = channel.allocator.buffer(bytes: event.json.serializedBytes() + [UInt8(ascii: "\n")])
             try await outbound.write(.body(.byteBuffer(line)))
         }
         try await outbound.write(.end(nil))
     }
 
     static func write(_ response: ControlResponse, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, keepAlive: Bool) async throws {
-        let body = ByteBuffer(string: response.body.serialized() + "\n")
+        let body = ByteBuffer(bytes: response.body.serializedBytes() + [UInt8(ascii: "\n")])
         var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.readableBytes)")])
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)))

@@ -17,28 +17,30 @@ enum RequestPathWarmUp {
     static func run(socketPath: String, logger: Logger) {
         DispatchQueue.global(qos: .utility).async {
             let answered = targets.filter { request($0, socketPath: socketPath) }.count
-            logger.debug("request path mapped back", metadata: ["requests": "\(answered)"])
+            if answered > 0 {
+                logger.debug("request path mapped back", metadata: ["requests": "\(answered)"])
+            } else {
+                logger.debug("the request path could not be mapped back: no answer from the control socket", metadata: ["socket": "\(socketPath)"])
+            }
         }
     }
 
-    /// One `GET` with `Connection: close`, its answer read to the end and dropped.
+    /// One `GET` with `Connection: close`, its answer read to the end and dropped; true
+    /// when the answer was a 200.
     static func request(_ target: String, socketPath: String) -> Bool {
-        guard let fd = ControlListener.connection(to: socketPath) else { return false }
+        guard let fd = ControlListener.connection(to: socketPath, timeout: 5) else { return false }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let text = Array("GET \(target) HTTP/1.1\r\nHost: handoffd\r\nConnection: close\r\n\r\n".utf8)
         let sent = text.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == text.count else { return false }
+        var head: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var total = 0
         while true {
             let n = read(fd, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
-            total += n
+            if head.count < 16 { head += buffer[0..<min(n, 16 - head.count)] }
         }
-        return total > 0
+        return head.starts(with: Array("HTTP/1.1 200".utf8))
     }
 }

@@ -90,7 +90,8 @@ struct JSONSerializationTests {
         #expect(JSONValue.string("ab\"cd\nef").serialized() == #""ab\"cd\nef""#)
         // Neighbours of U+2028 and U+2029 share their first two bytes and stay as they are.
         #expect(JSONValue.string("x\u{2027}\u{2028}\u{202A}\u{2029}y").serialized() == "\"x\u{2027}\\u2028\u{202A}\\u2029y\"")
-        #expect(JSONValue.string("\u{E2}\u{80}").serialized() == "\"\u{E2}\u{80}\"")
+        // U+00E2 U+0080 (C3 A2 C2 80): the bytes E2 and 80 appear, not as a sequence.
+        #expect(JSONValue.string("\u{E2}\u{80}\u{A8}").serialized() == "\"\u{E2}\u{80}\u{A8}\"")
         #expect(JSONValue.string("").serialized() == #""""#)
     }
 

@@ -16,7 +16,9 @@ import Testing
         let older = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.older"))
         let made = try await client.becomeCurrent(d)
         var expiring = ActivityDraft(activityType: "com.example.short")
-        expiring.expirationDate = SystemClock.now().adding(nanoseconds: 800_000_000)
+        // Long enough for the request to arrive before it on a loaded CI machine (800 ms
+        // was not), short enough to pass while the daemon is down.
+        expiring.expirationDate = SystemClock.now().adding(nanoseconds: 3_000_000_000)
         let short = try await client.becomeCurrent(expiring)
         _ = try await client.becomeCurrent(existing: made.activity.id.rawValue)
         await daemon.crash()

@@ -66,6 +66,8 @@ public actor PeerService: Service {
     /// and hint (`AdvertisementRotation`), and the timer of the next rotation.
     var rotation: AdvertisementRotation
     var rotationTimer: ScheduledTimer?
+    /// The change hint's TXT update, while one is due (`hintDelay`).
+    var hintTimer: ScheduledTimer?
     /// This host's addresses and routes, kept current by `NetworkWatch`.
     var network = NetworkWatch.snapshot()
     /// Offers kept for members that sleep, and what this device issued (`KeptOffers`).
@@ -244,6 +246,7 @@ public actor PeerService: Service {
     /// and Avahi stop after this, as services of their own (`Daemon`).
     private func stop() async {
         rotationTimer?.cancel()
+        hintTimer?.cancel()
         keptExpiryTimer?.cancel()
         perform(book.closeAll())
         accepting = false
@@ -353,9 +356,26 @@ public actor PeerService: Service {
         // hint) covers already: a TXT update now would only add an announcement while the
         // service is still probing, when 32 workstations start together.
         defer { offerKnown = true }
-        guard offerKnown, let avahi else { return }
+        guard offerKnown, avahi != nil else { return }
         rotation.changed()
-        avahi.publish(advertisement())
+        guard hintTimer == nil else { return }
+        hintTimer = timers.schedule(in: Self.hintDelay) {
+            _ = Task { await self.publishHint() }
+        }
+    }
+
+    /// The new hint is published a second after the offer changed, and so at most once a
+    /// second. Linked peers have the offer already (it goes out on the links first); the
+    /// hint is for the others. The TXT update is a blocking D-Bus call to avahi-daemon and
+    /// an announcement every avahi-daemon on the network reads: made at once, it ran beside
+    /// the offer's way to the peers, on the same CPUs. And mDNS sends a record at most once
+    /// a second anyway (RFC 6762 §6.2), so an offer that changes faster (a title that
+    /// follows playback) costs one update, not one each change.
+    static let hintDelay: Duration = .seconds(1)
+
+    private func publishHint() {
+        hintTimer = nil
+        publishAdvertisement()
     }
 
     private var offerKnown = false
