@@ -19,7 +19,7 @@ enum BlockingExchange {
         defer { close(fd) }
         let codec = EmbeddedChannel()
         try codec.pipeline.syncOperations.addHTTPClientHandlers()
-        let payload = body.map { ByteBuffer(string: $0.serialized()) }
+        let payload = body.map { ByteBuffer(bytes: $0.serializedBytes()) }
         var head = ControlConnection.requestHead(method, path, bodyLength: payload?.readableBytes ?? (method == .GET ? nil : 0), headers: headers)
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         try codec.writeOutbound(HTTPClientRequestPart.head(head))
@@ -57,26 +57,12 @@ enum BlockingExchange {
     /// A connected socket, or the same errors as the NIO path (`ControlConnection.connect`).
     private static func connect(_ socketPath: String) throws -> CInt {
         try ControlConnection.socketExists(socketPath)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard socketPath.utf8.count < capacity else {
+        do {
+            return try UnixSocket.connect(to: socketPath)
+        } catch .pathTooLong(let capacity) {
             throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket's path is over \(capacity - 1) bytes")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: socketPath.utf8)
-            raw[socketPath.utf8.count] = 0
-        }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot make a socket: \(String(cString: strerror(errno)))") }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if connected != 0 {
-            let e = errno
-            close(fd)
+        } catch .failed(let e) {
             throw ControlConnection.connectFailure(socketPath, errno: e)
         }
-        return fd
     }
 }

@@ -1,3 +1,4 @@
+import HandoffSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,36 +43,9 @@ public enum ControlListener: Sendable {
     }
 
     static func isLive(_ path: String) -> Bool {
-        guard let fd = connection(to: path) else { return false }
+        guard let fd = try? UnixSocket.connect(to: path) else { return false }
         close(fd)
         return true
-    }
-
-    /// A connected socket to the control socket at `path`, or nil. With `timeout`, the
-    /// socket's send and receive timeouts, set before connecting: a full backlog then
-    /// fails the connect after that long instead of blocking.
-    static func connection(to path: String, timeout: Int? = nil) -> Int32? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        if let timeout {
-            var tv = timeval(tv_sec: timeout, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { close(fd); return nil }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard rc == 0 else { close(fd); return nil }
-        return fd
     }
 
     /// The socket systemd passed, per sd_listen_fds(3): LISTEN_PID must be us; the

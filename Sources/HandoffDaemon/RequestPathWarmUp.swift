@@ -1,4 +1,5 @@
 import Dispatch
+import HandoffSystem
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,7 @@ enum RequestPathWarmUp {
     /// One `GET` with `Connection: close`, its answer read to the end and dropped; true
     /// when the answer was a 200.
     static func request(_ target: String, socketPath: String) -> Bool {
-        guard let fd = ControlListener.connection(to: socketPath, timeout: 5) else { return false }
+        guard let fd = try? UnixSocket.connect(to: socketPath, timeout: 5) else { return false }
         defer { close(fd) }
         let text = Array("GET \(target) HTTP/1.1\r\nHost: handoffd\r\nConnection: close\r\n\r\n".utf8)
         let sent = text.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
