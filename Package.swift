@@ -58,7 +58,7 @@ let package = Package(
         // with a cap, writing all of a buffer, recognising /dev/null.
         .target(
             name: "HandoffSystem",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+            dependencies: ["CHandoffSystem", .product(name: "NIOCore", package: "swift-nio")]),
         // The local API's messages (Docs/LocalAPI.md): requests' and responses' JSON, events,
         // errors, route paths. Shared by handoffd, its clients and the session agent.
         .target(
@@ -79,7 +79,7 @@ let package = Package(
             dependencies: ["HandoffCore", "HandoffControlAPI"]),
         // The version string above, compiled in (a C string: Swift has no valued defines).
         .target(name: "CHandoffVersion", cSettings: [.define("HANDOFF_VERSION", to: "\"\(version)\"")]),
-        // Small C shim for what Swift's Glibc does not expose (struct ucred).
+        // Small C shim for what Swift's Glibc does not expose (struct ucred, SCM_RIGHTS).
         .target(name: "CHandoffSystem"),
         // Avahi's C client, imported by HandoffAvahi alone.
         .systemLibrary(
@@ -200,7 +200,8 @@ let package = Package(
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
         .testTarget(
             name: "HandoffIntegrationTests",
-            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffClient", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffClient", "HandoffSystem",
+                           .product(name: "NIOCore", package: "swift-nio")]
         ),
     ]
 )

@@ -51,6 +51,24 @@ public struct ContinuationStream: Sendable {
             case nil: throw HandoffClientError.stream(code: "connection_lost", message: "handoffd closed the stream before it ended")
             }
         }
+
+        /// After the other side's end (`read` or `next` returned nil): waits until handoffd
+        /// closes the stream, throwing if it fails first. For an app that handed its
+        /// descriptors over (`acceptStream(_:handingOver:...)`): nothing it writes would fail,
+        /// so this is how it hears that the stream broke while its source still runs.
+        public func waitUntilClosed() async throws {
+            while true {
+                let frame: StreamFrame?
+                do { frame = try await iterator.next() } catch {
+                    throw HandoffClientError.stream(code: "connection_lost", message: "the connection to handoffd broke: \(error)")
+                }
+                switch frame {
+                case nil: return
+                case .error(let code, let message)?: throw HandoffClientError.stream(code: code, message: message)
+                default: continue
+                }
+            }
+        }
     }
 
     public enum Delivery: Sendable {

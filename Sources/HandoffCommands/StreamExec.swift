@@ -1,5 +1,6 @@
 import HandoffClient
 import HandoffCore
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 #if canImport(Glibc)
@@ -25,6 +26,91 @@ struct StreamExec {
             try? await client.refuseStream(streamID, reason: "the origin could not start its stream command")
             return
         }
+        // handoffd reads CMD's stdout and writes its stdin itself (LocalAPI.md §15.8): the
+        // stream's bytes then skip a copy through this process. An older handoffd cannot
+        // take them; then they are relayed here.
+        do {
+            let received = try await handOver(child, streamID: streamID)
+            note("stream to \(device.name) done: handoffd moved the bytes, \(received) received")
+        } catch let HandoffClientError.api(e) where e.code == "descriptors_unsupported" {
+            await relay(child, streamID: streamID, device: device)
+        } catch {
+            kill(child.pid, SIGTERM)
+            _ = await BlockingFile.waitForExit(child)
+            note("stream to \(device.name) failed: \(error)")
+        }
+    }
+
+    /// CMD's pipes go to handoffd; this process keeps only CMD's exit status, which is the
+    /// stream's verdict. Returns the bytes handoffd wrote into CMD's stdin.
+    /// Throws `descriptors_unsupported` with the pipes still open here; on any other
+    /// outcome they are closed.
+    private func handOver(_ child: ShellCommand.Child, streamID: String) async throws -> Int64 {
+        var open = true
+        func closePipes() {
+            guard open else { return }
+            close(child.stdin)
+            close(child.stdout)
+            open = false
+        }
+        do {
+            return try await accept(child, streamID: streamID, closePipes)
+        } catch let HandoffClientError.api(e) where e.code == "descriptors_unsupported" {
+            throw HandoffClientError.api(e)
+        } catch {
+            closePipes()
+            throw error
+        }
+    }
+
+    private func accept(_ child: ShellCommand.Child, streamID: String, _ closePipes: () -> Void) async throws -> Int64 {
+        try await client.acceptStream(streamID, handingOver: child.stdout, sink: child.stdin) { stream in
+            // handoffd holds its own copies now: CMD's stdin ends when handoffd closes it.
+            closePipes()
+            // The other side's end and any failure arrive while CMD runs: a failure stops
+            // CMD (it may never end by itself), and is what this stream reports.
+            let watch = NIOLockedValueBox((failure: (any Error)?.none, reaped: false))
+            return try await withThrowingTaskGroup(of: Int64.self) { group in
+                group.addTask {
+                    do {
+                        var received: Int64 = 0
+                        while let delivery = try await stream.reader.next() {
+                            if case .written(let n) = delivery { received = n }
+                        }
+                        // Then until handoffd closes: a failure now must still stop CMD.
+                        try await stream.reader.waitUntilClosed()
+                        return received
+                    } catch {
+                        watch.withLockedValue { w in
+                            w.failure = error
+                            if !w.reaped { kill(child.pid, SIGTERM) }
+                        }
+                        throw error
+                    }
+                }
+                let status = await BlockingFile.waitForExit(child)
+                let failed = watch.withLockedValue { w in
+                    w.reaped = true
+                    return w.failure
+                }
+                if let failed { throw failed }
+                if status != 0 {
+                    await stream.writer.fail(code: "stream_exec_failed", message: "the origin's stream command exited with status \(status)")
+                    // CMD may have died because handoffd failed the stream first (a closed
+                    // pipe): then handoffd's reason, on its way to the reader, is the one to tell.
+                    do { _ = try await group.next() } catch let e as HandoffClientError {
+                        if case .stream(let code, _) = e, code != "connection_lost" { throw e }
+                    }
+                    throw CommandFailure(description: "--stream-exec exited with status \(status)")
+                }
+                try await stream.writer.finish()
+                return try await group.next() ?? 0
+            }
+        }
+    }
+
+    /// The bytes through this process: for a handoffd without a descriptor socket.
+    private func relay(_ child: ShellCommand.Child, streamID: String, device: PeerDevice) async {
         // CMD's stdout and stdin as one NIO pipe channel: read as data arrives (epoll), no
         // thread hop per chunk; closing its output half closes CMD's stdin.
         let pipe: NIOAsyncChannel<ByteBuffer, ByteBuffer>
@@ -48,6 +134,7 @@ struct StreamExec {
             return
         }
         do {
+            let channel = pipe.channel
             let (sent, received) = try await pipe.executeThenClose { fromCommand, toCommand in
                 try await client.acceptStream(streamID) { stream in
                     try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -60,6 +147,9 @@ struct StreamExec {
                                 do { try await toCommand.write(bytes) } catch { break }
                                 total += Int64(bytes.readableBytes)
                             }
+                            // NIO fails writes still queued when the output closes: an empty
+                            // write after them completes once they are in the pipe.
+                            try? await channel.writeAndFlush(ByteBuffer()).get()
                             toCommand.finish()  // CMD's stdin closes: that is how CMD sees the end
                             return total
                         }

@@ -1,6 +1,8 @@
 import HandoffCore
 import HandoffControlAPI
 import HandoffAvahi
+import HandoffSystem
+import NIOConcurrencyHelpers
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -119,6 +121,18 @@ public struct Daemon: Sendable {
             .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),
             .init(service: LifetimeService("continuation streams", stop: { await streams.shutdown() })),
         ]
+        // Beside the control socket, for apps that hand over a stream's ends (§15.8).
+        let descriptorPath = DescriptorPassing.socketPath(besideControlSocket: listener.path)
+        let descriptors = NIOLockedValueBox<DescriptorListener?>(nil)
+        services.append(.init(service: LifetimeService("descriptor socket", start: {
+            do {
+                let l = try DescriptorListener(path: descriptorPath, broker: streams, logger: logger)
+                descriptors.withLockedValue { $0 = l }
+            } catch {
+                // Streams still work without it, through the app.
+                logger.error("cannot listen on the descriptor socket; apps will relay their streams themselves", metadata: ["path": "\(descriptorPath)", "error": "\(error)"])
+            }
+        }, stop: { descriptors.withLockedValue { $0?.close() } })))
         if let history {
             services.append(.init(service: LifetimeService("activity history", start: { await history.start() }, stop: { await history.stop() })))
         }

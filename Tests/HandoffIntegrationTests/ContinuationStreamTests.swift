@@ -186,6 +186,9 @@ extension WorkstationTests {
             #expect(r.status == 0, "\(r)")
             #expect(r.stdout.contains("stream: 67108864 bytes received"), "\(r)")
             #expect(try await sha256(net, target) == (try await sha256(net, source)))
+            // handoffctl handed cat's pipes to handoffd, which moved the bytes (§15.8).
+            let ownerLog = (try? String(contentsOfFile: net.directory + "/owner.log", encoding: .utf8)) ?? ""
+            #expect(ownerLog.contains("handoffd moved the bytes"), "\(ownerLog)")
         }
     }
 

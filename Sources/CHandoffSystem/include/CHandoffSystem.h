@@ -1,5 +1,6 @@
 #ifndef CHANDOFF_SYSTEM_H
 #define CHANDOFF_SYSTEM_H
+#include <stddef.h>
 #include <stdint.h>
 
 // struct ucred needs _GNU_SOURCE, which Swift's Glibc module does not set; this has the
@@ -23,5 +24,21 @@ int handoff_route_change_socket(void);
 // ours but standard error (posix_spawn_file_actions_addclosefrom_np needs _GNU_SOURCE).
 // Returns 0 or an errno value.
 int handoff_spawn_on_socket(const char *path, char *const argv[], char *const envp[], int fd, int32_t *pid);
+
+// At most this many descriptors in one message (handoffd takes two: a stream's source and sink).
+#define HANDOFF_MAX_PASSED_FDS 4
+
+// Sends `len` (> 0) bytes with `nfds` descriptors (SCM_RIGHTS) in one message.
+// Returns the bytes sent or -errno.
+int64_t handoff_send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+
+// Receives one message of at most `cap` bytes and its descriptors (close-on-exec): up to
+// `maxfds` into `fds` (*nfds of them); any beyond, and any the kernel had to drop, are
+// closed and *dropped set to 1. Returns the bytes read (0: the peer closed) or -errno.
+int64_t handoff_recv_fds(int sock, void *buf, size_t cap, int *fds, int maxfds, int *nfds, int *dropped);
+
+// accept4(SOCK_CLOEXEC) (a GNU name Swift's Glibc module leaves out). Returns the
+// descriptor or -errno.
+int handoff_accept_cloexec(int sock);
 
 #endif

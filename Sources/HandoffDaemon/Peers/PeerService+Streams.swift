@@ -185,11 +185,17 @@ extension PeerService {
                 var open: JSONObject = ["activityID": .string(id.rawValue), "device": device.json]
                 open["length"] = app.length.map { .integer($0) } ?? .null
                 try await app.outbound.write(.open(open))
-                logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(peerName)", "activity": "\(id)", "source": "app"])
+                logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(peerName)", "activity": "\(id)",
+                                                                     "source": "\(app.handedOver == nil ? "app" : "app's descriptors")"])
             } catch {
+                app.handedOver?.close()
                 let f = StreamFailure("peer_gone", "\(peerName) went away before the stream started")
                 await tell(app, f)
                 return f
+            }
+            if let handedOver = app.handedOver {
+                return await HandedOverRelay.run(app: app, descriptors: handedOver, peerMessages: &messages, peerOut: outbound,
+                                                 peerChannel: channel, peerName: peerName, state: state)
             }
             return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: channel,
                                          peerName: peerName, state: state)

@@ -18,6 +18,9 @@ struct AppStreamEnd: Sendable {
     /// The continuing side's file, when the app asked handoffd to write into it: the
     /// peer's data goes there, and the app hears `written` frames instead of `data`.
     var sink: StreamFileSink? = nil
+    /// The origin app's source and sink, when it handed them over (§15.8): handoffd then
+    /// moves the bytes itself, and the connection carries only `open`, `end` and `error`.
+    var handedOver: HandedOverDescriptors? = nil
 }
 
 extension NIOAsyncChannel.Configuration where Inbound == StreamFrame {

@@ -11,6 +11,8 @@ public actor StreamBroker {
         let token: String
         let continuation: CheckedContinuation<Result<AppStreamEnd, StreamFailure>, Never>
         let timer: ScheduledTimer
+        /// Open files the owner handed over for this stream (§15.8), until it accepts.
+        var handedOver: HandedOverDescriptors?
     }
 
     private let registry: ActivityRegistry
@@ -40,10 +42,30 @@ public actor StreamBroker {
         }
     }
 
-    /// The owner took the stream; nil when done, else why not.
+    /// The owner took the stream; nil when done, else why not. Descriptors it handed over
+    /// for it go with it.
     func accept(_ streamID: String, _ end: AppStreamEnd) -> StreamFailure? {
-        guard waiting[streamID] != nil else { return unknown(streamID) }
+        guard let w = waiting[streamID] else { return unknown(streamID) }
+        var end = end
+        end.handedOver = w.handedOver
+        waiting[streamID]?.handedOver = nil
         resolve(streamID, .success(end))
+        return nil
+    }
+
+    /// The owner hands over the stream's source and sink before accepting it (§15.8). Only
+    /// for a stream waiting for its answer, once; the descriptors are closed if it never
+    /// accepts. Nil when kept, else why not (and then they are closed).
+    func handOver(_ streamID: String, _ descriptors: HandedOverDescriptors) -> StreamFailure? {
+        guard let w = waiting[streamID] else {
+            descriptors.close()
+            return unknown(streamID)
+        }
+        guard w.handedOver == nil else {
+            descriptors.close()
+            return StreamFailure("bad_request", "descriptors for stream \(streamID) were handed over already")
+        }
+        waiting[streamID]?.handedOver = descriptors
         return nil
     }
 
@@ -73,6 +95,7 @@ public actor StreamBroker {
     private func resolve(_ streamID: String, _ result: Result<AppStreamEnd, StreamFailure>) {
         guard let w = waiting.removeValue(forKey: streamID) else { return }
         w.timer.cancel()
+        w.handedOver?.close()  // still here only when the stream was not taken
         w.continuation.resume(returning: result)
     }
 

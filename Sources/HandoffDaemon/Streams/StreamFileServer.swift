@@ -49,18 +49,26 @@ enum StreamFileServer {
         return state.failure
     }
 
+    /// Reads a regular file from its offset to its end, `chunkBytes` at a time on the
+    /// thread pool, one read ahead of `send` at most. A failed read is `stream_unavailable`.
+    static func readAll(_ fd: CInt, allocator: ByteBufferAllocator, naming what: String,
+                        _ send: (ByteBuffer) async throws -> Void) async throws {
+        while true {
+            let chunk: ByteBuffer
+            do {
+                chunk = try await NIOThreadPool.singleton.runIfActive { try ByteBuffer.readChunk(from: fd, upTo: chunkBytes, allocator: allocator) }
+            } catch let e as ReadFailure {
+                throw StreamFailure("stream_unavailable", "reading \(what) on the origin failed: \(e.reason)")
+            }
+            if chunk.readableBytes == 0 { return }
+            try await send(chunk)
+        }
+    }
+
     private static func send(fd: CInt, path: String, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
                              peerName: String, state: StreamRelay.State) async {
-        let allocator = peerChannel.allocator
         do {
-            while true {
-                let chunk: ByteBuffer
-                do {
-                    chunk = try await NIOThreadPool.singleton.runIfActive { try ByteBuffer.readChunk(from: fd, upTo: chunkBytes, allocator: allocator) }
-                } catch let e as ReadFailure {
-                    throw StreamFailure("stream_unavailable", "reading \(path) on the origin failed: \(e.reason)")
-                }
-                if chunk.readableBytes == 0 { break }
+            try await readAll(fd, allocator: peerChannel.allocator, naming: path) { chunk in
                 try await peerOut.write(contentsOf: StreamFrame.dataFrames(of: chunk).map(PeerMessage.stream))
                 state.add(toPeer: chunk.readableBytes)
             }

@@ -1,0 +1,131 @@
+import Foundation
+import HandoffControlAPI
+import HandoffCore
+import HandoffSystem
+import Testing
+
+/// The descriptor socket (LocalAPI.md §15.8) on one daemon: every bad handover gets a clear
+/// refusal, closes every descriptor that came with it, and harms nothing, including
+/// thousands of them. A handover used for a real stream: ContinuationStreamTests.
+@Suite struct DescriptorSocketTests {
+    typealias Fixture = BadInputTests.Fixture
+
+    func path(_ f: Fixture) -> String { DescriptorPassing.socketPath(besideControlSocket: f.daemon.socketPath) }
+
+    /// One handover: the message and descriptors, then the daemon's one-line answer.
+    func handOver(_ f: Fixture, _ bytes: [UInt8], _ fds: [CInt]) throws -> JSONValue {
+        let s = try UnixSocket.connect(to: path(f), timeout: 5)
+        defer { close(s) }
+        if bytes.isEmpty {
+            shutdown(s, Int32(SHUT_WR))
+        } else {
+            try DescriptorPassing.send(bytes, descriptors: fds, on: s)
+        }
+        return try JSONValue(parsing: readAll(s))
+    }
+
+    func readAll(_ s: CInt) -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(s, $0.baseAddress, $0.count) }
+            if n <= 0 { return out }
+            out += chunk[..<n]
+        }
+    }
+
+    func code(_ answer: JSONValue) -> String? { answer.objectValue?["error"]?.objectValue?["code"]?.stringValue }
+    func message(_ answer: JSONValue) -> String { answer.objectValue?["error"]?.objectValue?["message"]?.stringValue ?? "\(answer)" }
+
+    func openDescriptors(_ pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    func message(stream id: String) -> [UInt8] { DescriptorHandover(streamID: id).json.serializedBytes() }
+
+    /// A pipe: (read end, write end).
+    func pipePair() -> (CInt, CInt) {
+        var p: [CInt] = [0, 0]
+        precondition(pipe(&p) == 0)
+        return (p[0], p[1])
+    }
+
+    @Test func theSocketIsThereAndPrivate() async throws {
+        let f = try await Fixture.make()
+        var st = stat()
+        #expect(lstat(path(f), &st) == 0, "handoffd listens on \(path(f))")
+        #expect((st.st_mode & S_IFMT) == S_IFSOCK)
+        #expect(st.st_mode & 0o077 == 0, "only its user may connect: mode \(String(st.st_mode & 0o777, radix: 8))")
+        await f.daemon.stop()
+        #expect(access(path(f), F_OK) != 0, "a stopped daemon leaves no socket behind")
+    }
+
+    @Test func badHandoversAreRefusedAndTheirDescriptorsClosed() async throws {
+        let f = try await Fixture.make()
+        let pid = f.daemon.pid
+        let before = openDescriptors(pid)
+        let unknown = ActivityID.random().rawValue
+        let (r, w) = pipePair()
+        defer { close(r); close(w) }
+        let dir = open("/", O_RDONLY | O_DIRECTORY)
+        let file = open(f.daemon.socketPath.replacingOccurrences(of: "handoffd.sock", with: "plain"), O_RDWR | O_CREAT, 0o600)
+        defer { close(dir); close(file) }
+        let cases: [(String, [UInt8], [CInt], String, String)] = [
+            ("no descriptors", message(stream: unknown), [], "bad_request", "one descriptor"),
+            ("not JSON", Array("hello".utf8), [r], "bad_request", "not JSON"),
+            ("not an object", Array("[1]".utf8), [r], "bad_request", "JSON object"),
+            ("no stream id", Array("{}".utf8), [r], "bad_request", "streamID"),
+            ("an unknown field", Array(#"{"streamID":"\#(unknown)","x":1}"#.utf8), [r], "bad_request", "x"),
+            ("too long", Array(repeating: 0x20, count: 5000), [r], "bad_request", "at most"),
+            ("three descriptors", message(stream: unknown), [r, w, r], "bad_request", "source"),
+            ("the maximum and more", message(stream: unknown), [r, w, r, w], "bad_request", "source"),
+            ("a directory as the source", message(stream: unknown), [dir], "bad_request", "pipe, FIFO, socket or regular file"),
+            ("a write end as the source", message(stream: unknown), [w], "bad_request", "not open for reading"),
+            ("a regular file as the sink", message(stream: unknown), [r, file], "bad_request", "sink"),
+            ("a read end as the sink", message(stream: unknown), [r, r], "bad_request", "not open for writing"),
+            ("a stream nobody waits for", message(stream: unknown), [r, w], "unknown_stream", unknown),
+        ]
+        for (what, bytes, fds, expectedCode, mentions) in cases {
+            let answer = try handOver(f, bytes, fds)
+            #expect(code(answer) == expectedCode, "\(what): \(answer)")
+            #expect(message(answer).contains(mentions), "\(what): \(message(answer))")
+        }
+        // Connecting and saying nothing (closing at once) is refused too.
+        #expect(code(try handOver(f, [], [])) == "bad_request")
+        // Every descriptor that came in went out again.
+        try await eventually(5, "the daemon to hold no descriptor of ours") { openDescriptors(pid) == before }
+        try await f.unharmed()
+    }
+
+    /// A client that connects and says nothing holds the socket no longer than its deadline.
+    @Test func aSilentClientIsCutOff() async throws {
+        let f = try await Fixture.make()
+        let silent = try UnixSocket.connect(to: path(f), timeout: 10)
+        defer { close(silent) }
+        let start = Date()
+        let answer = try JSONValue(parsing: readAll(silent))
+        #expect(code(answer) == "bad_request" && message(answer).contains("no message"), "\(answer)")
+        #expect(Date().timeIntervalSince(start) < 8)
+        let (r, w) = pipePair()
+        defer { close(r); close(w) }
+        #expect(code(try handOver(f, message(stream: ActivityID.random().rawValue), [r, w])) == "unknown_stream")
+        try await f.unharmed()
+    }
+
+    /// An attacker's scale (of the same user, the only one who can connect): thousands of
+    /// handovers, each with two descriptors; none is kept, and the daemon works on.
+    @Test func thousandsOfHandoversLeaveNothingBehind() async throws {
+        let f = try await Fixture.make()
+        let pid = f.daemon.pid
+        let before = openDescriptors(pid)
+        let (r, w) = pipePair()
+        defer { close(r); close(w) }
+        var refused = 0
+        for _ in 0..<3000 {
+            if code(try handOver(f, message(stream: ActivityID.random().rawValue), [r, w])) == "unknown_stream" { refused += 1 }
+        }
+        #expect(refused == 3000)
+        try await eventually(5, "the daemon to hold no descriptor of ours") { openDescriptors(pid) == before }
+        try await f.unharmed()
+    }
+}
