@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -53,12 +54,29 @@ enum ShellCommand {
         let pid: pid_t
         let stdin: CInt
         let stdout: CInt
+        /// Its exit status once reaped. After that its pid may be another process's: it is
+        /// signalled only while this is nil, under the same lock as the reaping.
+        private let reaped = NIOLockedValueBox<Int32?>(nil)
+
+        init(pid: pid_t, stdin: CInt, stdout: CInt) {
+            self.pid = pid
+            self.stdin = stdin
+            self.stdout = stdout
+        }
 
         /// Waits for it to exit: its status as a shell reports it (128+N for signal N).
         func wait() -> Int32 {
+            if let status = reaped.withLockedValue({ $0 }) { return status }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            let shell = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            reaped.withLockedValue { $0 = shell }
+            return shell
+        }
+
+        /// SIGTERM, unless it was reaped already.
+        func terminate() {
+            reaped.withLockedValue { if $0 == nil { _ = kill(pid, SIGTERM) } }
         }
     }
 
@@ -80,15 +98,22 @@ enum ShellCommand {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        // The child gets SIGPIPE back (we ignore it): a normal `cat` should die on a closed pipe.
+        // The child starts with every signal at its default and none blocked: SIGPIPE,
+        // which we ignore (a normal `cat` should die on a closed pipe), and SIGTERM, which
+        // whoever started us may have ignored or blocked (both are inherited across exec):
+        // stopping a stream's command is a SIGTERM.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
+        sigfillset(&defaults)
+        sigdelset(&defaults, SIGKILL)
+        sigdelset(&defaults, SIGSTOP)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var env: [String] = []
         var i = 0
         while let e = environ[i] {

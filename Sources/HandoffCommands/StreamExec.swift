@@ -32,10 +32,17 @@ struct StreamExec {
         do {
             let received = try await handOver(child, streamID: streamID)
             note("stream to \(device.name) done: handoffd moved the bytes, \(received) received")
-        } catch let HandoffClientError.api(e) where e.code == "descriptors_unsupported" {
+        } catch let HandoffClientError.api(e) where e.code == "descriptors_unsupported" || e.code == "busy" {
+            // An older handoffd, or one taking too many handovers at once: relay instead.
             await relay(child, streamID: streamID, device: device)
+        } catch let HandoffClientError.api(e) {
+            // Refused before the stream started: the other side hears now, not at the deadline.
+            try? await client.refuseStream(streamID, reason: "the origin could not hand its command to handoffd: \(e.message)")
+            child.terminate()
+            _ = await BlockingFile.waitForExit(child)
+            note("stream to \(device.name) failed: \(e.message)")
         } catch {
-            kill(child.pid, SIGTERM)
+            child.terminate()
             _ = await BlockingFile.waitForExit(child)
             note("stream to \(device.name) failed: \(error)")
         }
@@ -55,7 +62,7 @@ struct StreamExec {
         }
         do {
             return try await accept(child, streamID: streamID, closePipes)
-        } catch let HandoffClientError.api(e) where e.code == "descriptors_unsupported" {
+        } catch let HandoffClientError.api(e) where e.code == "descriptors_unsupported" || e.code == "busy" {
             throw HandoffClientError.api(e)
         } catch {
             closePipes()
@@ -69,7 +76,7 @@ struct StreamExec {
             closePipes()
             // The other side's end and any failure arrive while CMD runs: a failure stops
             // CMD (it may never end by itself), and is what this stream reports.
-            let watch = NIOLockedValueBox((failure: (any Error)?.none, reaped: false))
+            let failure = NIOLockedValueBox<(any Error)?>(nil)
             return try await withThrowingTaskGroup(of: Int64.self) { group in
                 group.addTask {
                     do {
@@ -81,19 +88,13 @@ struct StreamExec {
                         try await stream.reader.waitUntilClosed()
                         return received
                     } catch {
-                        watch.withLockedValue { w in
-                            w.failure = error
-                            if !w.reaped { kill(child.pid, SIGTERM) }
-                        }
+                        failure.withLockedValue { $0 = error }
+                        child.terminate()
                         throw error
                     }
                 }
                 let status = await BlockingFile.waitForExit(child)
-                let failed = watch.withLockedValue { w in
-                    w.reaped = true
-                    return w.failure
-                }
-                if let failed { throw failed }
+                if let failed = failure.withLockedValue({ $0 }) { throw failed }
                 if status != 0 {
                     await stream.writer.fail(code: "stream_exec_failed", message: "the origin's stream command exited with status \(status)")
                     // CMD may have died because handoffd failed the stream first (a closed
@@ -127,7 +128,7 @@ struct StreamExec {
         } catch {
             close(child.stdin)
             close(child.stdout)
-            kill(child.pid, SIGTERM)
+            child.terminate()
             _ = await BlockingFile.waitForExit(child)
             note("could not connect to --stream-exec's pipes: \(error)")
             try? await client.refuseStream(streamID, reason: "the origin could not start its stream command")
@@ -171,7 +172,7 @@ struct StreamExec {
             }
             note("stream to \(device.name) done: \(sent) bytes sent, \(received) received")
         } catch {
-            kill(child.pid, SIGTERM)
+            child.terminate()
             _ = await BlockingFile.waitForExit(child)
             note("stream to \(device.name) failed: \(error)")
         }

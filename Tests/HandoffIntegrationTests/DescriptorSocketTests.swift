@@ -70,6 +70,16 @@ import Testing
         let dir = open("/", O_RDONLY | O_DIRECTORY)
         let file = open(f.daemon.socketPath.replacingOccurrences(of: "handoffd.sock", with: "plain"), O_RDWR | O_CREAT, 0o600)
         defer { close(dir); close(file) }
+        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sa_family_t>.size)) } }
+        #expect(listen(listening, 1) == 0, "an autobound listening socket")
+        let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let fifoPath = f.daemon.socketPath.replacingOccurrences(of: "handoffd.sock", with: "fifo")
+        #expect(mkfifo(fifoPath, 0o600) == 0)
+        let fifo = open(fifoPath, O_RDWR | O_CLOEXEC)
+        defer { close(listening); close(datagram); close(fifo) }
         let cases: [(String, [UInt8], [CInt], String, String)] = [
             ("no descriptors", message(stream: unknown), [], "bad_request", "one descriptor"),
             ("not JSON", Array("hello".utf8), [r], "bad_request", "not JSON"),
@@ -79,10 +89,13 @@ import Testing
             ("too long", Array(repeating: 0x20, count: 5000), [r], "bad_request", "at most"),
             ("three descriptors", message(stream: unknown), [r, w, r], "bad_request", "source"),
             ("the maximum and more", message(stream: unknown), [r, w, r, w], "bad_request", "source"),
-            ("a directory as the source", message(stream: unknown), [dir], "bad_request", "pipe, FIFO, socket or regular file"),
+            ("a directory as the source", message(stream: unknown), [dir], "bad_request", "pipe, FIFO, connected stream socket or regular file"),
             ("a write end as the source", message(stream: unknown), [w], "bad_request", "not open for reading"),
             ("a regular file as the sink", message(stream: unknown), [r, file], "bad_request", "sink"),
             ("a read end as the sink", message(stream: unknown), [r, r], "bad_request", "not open for writing"),
+            ("a listening socket as the source", message(stream: unknown), [listening], "bad_request", "connected stream socket"),
+            ("a datagram socket as the source", message(stream: unknown), [datagram], "bad_request", "connected stream socket"),
+            ("a FIFO open for writing too", message(stream: unknown), [fifo], "bad_request", "never end"),
             ("a stream nobody waits for", message(stream: unknown), [r, w], "unknown_stream", unknown),
         ]
         for (what, bytes, fds, expectedCode, mentions) in cases {

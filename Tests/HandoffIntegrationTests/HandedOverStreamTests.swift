@@ -108,3 +108,39 @@ extension WorkstationTests {
     }
 }
 }
+
+extension WorkstationTests.HandedOverStreamTests {
+    /// The origin's command never reads its stdin, so handoffd's write into the handed-over
+    /// sink waits. The command then fails (killed): the waiting write must not hold the
+    /// stream. The continuing app hears the command's failure, and a's handoffd ends the
+    /// stream. (Before, the relay waited on the sink for as long as the command lived.)
+    @Test func aSinkNobodyReadsDoesNotHoldTheStream() async throws {
+        try await withPair { net in
+            let request = net.directory + "/request.bin"
+            _ = try await net.exec("b", ["/bin/sh", "-c", "head -c 16777216 /dev/urandom > \(request)"])
+            let owner = try await net.spawn("a", log: net.directory + "/owner.log", [
+                try TestEnvironment.binary("handoffctl"), "become-current", "--type", "org.example.deaf", "--attach",
+                "--stream-exec", "exec sleep 600",
+            ])
+            defer { net.stop(owner, SIGKILL) }
+            try await waitForOffer(net, "org.example.deaf")
+            let senderLog = net.directory + "/sender.log"
+            let sender = try await net.spawn("b", log: senderLog, [
+                try TestEnvironment.binary("handoffctl"), "continue", "--stream-from", request, "--stream-to", "/dev/null",
+            ])
+            defer { net.stop(sender, SIGKILL) }
+            try await eventually(10, "the stream to open at the origin") {
+                ((try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? "").contains("source=\"app's descriptors\"")
+            }
+            try await Task.sleep(for: .seconds(1))  // the sink's pipe fills up, the write waits
+            let killed = try await net.exec("a", ["pkill", "-f", "^sleep 600$"])
+            #expect(killed.status == 0, "the command was there to kill: \(killed)")
+            try await eventually(10, "a's handoffd to end the stream: \((try? String(contentsOfFile: net.directory + "/owner.log", encoding: .utf8)) ?? "")") {
+                ((try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? "").contains("continuation stream failed")
+            }
+            try await eventually(10, "the continuing app to hear why") {
+                ((try? String(contentsOfFile: senderLog, encoding: .utf8)) ?? "").contains("exited with status")
+            }
+        }
+    }
+}

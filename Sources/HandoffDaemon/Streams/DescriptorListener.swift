@@ -46,13 +46,12 @@ final class DescriptorListener: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SystemCallError(call: "socket", errno: errno) }
         unlink(path)
-        // Created 0600 from the start: no moment when another user could connect.
-        let old = umask(0o177)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        umask(old)
-        guard bound == 0, listen(fd, 64) == 0 else {
+        // 0600 before it listens; the runtime directory (0700, the control socket's) keeps
+        // everyone else out before that too. Not through umask, which is the whole process's.
+        guard bound == 0, chmod(path, 0o600) == 0, listen(fd, 64) == 0 else {
             let e = errno
             Glibc.close(fd)
             throw SystemCallError(call: "bind", errno: e)
@@ -77,7 +76,15 @@ final class DescriptorListener: Sendable {
     private func acceptWaiting() {
         while true {
             let client = handoff_accept_cloexec(fd)
-            guard client >= 0 else { return }  // EAGAIN: none left (or a transient failure)
+            guard client >= 0 else {
+                // Out of descriptors: the waiting client stays queued and the source would
+                // fire again at once, so it rests a second instead of spinning.
+                if client == -EMFILE || client == -ENFILE, let s = source.withLockedValue({ $0 }) {
+                    s.source.suspend()
+                    queue.asyncAfter(deadline: .now() + 1) { s.source.resume() }
+                }
+                return  // EAGAIN: none left
+            }
             serve(client)
         }
     }

@@ -24,16 +24,22 @@ enum HandedOverRelay {
         let loop = peerChannel.eventLoop
         var sourcePipe: Pipe?
         var sinkPipe: Channel?
+        var (sourceGiven, sinkGiven) = (false, false)
         do {
             if d.sourceKind == .stream {
                 raisePipeBuffer(d.source)
+                sourceGiven = true
                 sourcePipe = try await open(input: d.source, on: loop)
             }
-            if let sink = d.sink { sinkPipe = try await open(output: sink, on: loop) }
+            if let sink = d.sink {
+                sinkGiven = true
+                sinkPipe = try await open(output: sink, on: loop)
+            }
         } catch {
-            // What NIO did not take is still ours to close.
-            if sourcePipe == nil { close(d.source) } else { try? await sourcePipe!.channel.close() }
-            if let sink = d.sink { close(sink) }
+            // A descriptor given to NIO is NIO's to close, even when it failed (it may have
+            // closed it already, and its number may be another's by now); the rest is ours.
+            if let sourcePipe { try? await sourcePipe.channel.close() } else if !sourceGiven { close(d.source) }
+            if let sink = d.sink, !sinkGiven { close(sink) }
             let f = StreamFailure("stream_unavailable", "the origin's app handed over descriptors handoffd cannot use: \(error)")
             _ = state.fail(f)
             await StreamRelay.sendLast(f.peerFrame, on: peerChannel)
@@ -41,6 +47,12 @@ enum HandedOverRelay {
             peerChannel.close(promise: nil)
             await StreamRelay.closeAfterError(app.channel)
             return f
+        }
+        // A sink whose reader stopped reading would hold its write, and the stream, for
+        // ever: whatever ends the peer's connection (a failure on either side, the peer
+        // going) closes the sink too, and the write waiting on it fails.
+        if let sinkPipe {
+            peerChannel.closeFuture.whenComplete { _ in sinkPipe.close(promise: nil) }
         }
         let verdict = AsyncStream<Bool>.makeStream()
         let source = sourcePipe
@@ -54,7 +66,8 @@ enum HandedOverRelay {
                 await appVerdict(app, verdict: verdict.continuation, peerChannel: peerChannel, state: state)
             }
             if let sink {
-                await peerToSink(&peerMessages, sink: sink, app: app, peerChannel: peerChannel, peerName: peerName, state: state)
+                await peerToSink(&peerMessages, sink: sink, socket: d.sinkIsSocket ? d.sink : nil, app: app, peerChannel: peerChannel,
+                                 peerName: peerName, state: state)
             } else if await StreamRelay.peerToApp(&peerMessages, app: app, peerChannel: peerChannel, peerName: peerName, state: state) == .appGone {
                 if state.fail(StreamFailure("app_closed", "the app at the other end stopped reading before the stream ended")) {
                     await StreamRelay.sendLast(state.failure!.peerFrame, on: peerChannel)
@@ -183,8 +196,10 @@ enum HandedOverRelay {
     /// The peer's bytes into the sink; its end closes the sink (a command sees its stdin
     /// end), then the app hears how many bytes went in and `end`. A sink nobody reads any
     /// more is not a failure by itself: the rest is dropped, and the app's verdict decides.
-    private static func peerToSink(_ messages: inout StreamRelay.PeerMessages, sink: Channel, app: AppStreamEnd, peerChannel: Channel,
-                                   peerName: String, state: StreamRelay.State) async {
+    /// `socket`: the sink's descriptor when it is a socket, shut down for writing at the
+    /// end (closing our descriptor alone sends no end if the app's socket is also the source).
+    private static func peerToSink(_ messages: inout StreamRelay.PeerMessages, sink: Channel, socket: CInt?, app: AppStreamEnd,
+                                   peerChannel: Channel, peerName: String, state: StreamRelay.State) async {
         func fail(_ f: StreamFailure) async {
             if state.fail(f) { await StreamRelay.sendLast(f.frame, on: app.channel) }
         }
@@ -203,7 +218,9 @@ enum HandedOverRelay {
                 case .stream(.end) where !ended:
                     ended = true
                     state.peerEnded()
-                    try? await sink.close()  // every write above is in the pipe: its reader sees the end
+                    // Every write above is in the pipe or socket: its reader sees the end.
+                    if let socket, sink.isActive { _ = shutdown(socket, Int32(SHUT_WR)) }
+                    try? await sink.close()
                     try? await app.outbound.write(.written(written))
                     do { try await app.channel.writeAndFlush(StreamFrame.end).get() } catch {
                         if state.failure == nil, !state.hasAppEnded {

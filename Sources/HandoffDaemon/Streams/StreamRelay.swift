@@ -35,6 +35,7 @@ enum StreamRelay {
         func appEnded() { box.withLockedValue { $0.appEnded = true } }
         var hasAppEnded: Bool { box.withLockedValue { $0.appEnded } }
         func peerEnded() { box.withLockedValue { $0.peerEnded = true } }
+        var hasPeerEnded: Bool { box.withLockedValue { $0.peerEnded } }
         func add(toPeer: Int = 0, toApp: Int = 0) {
             box.withLockedValue { s in
                 s.counts.toPeer += Int64(toPeer)
@@ -47,6 +48,18 @@ enum StreamRelay {
     /// Runs the relay; returns the failure, nil when both directions ended cleanly.
     static func run(app: AppStreamEnd, peerMessages: inout PeerMessages, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>,
                     peerChannel: Channel, peerName: String, state: State = State()) async -> StreamFailure? {
+        // The app's connection closing before both ends is an abort, noticed even while a
+        // write waits for a peer that stopped reading (nothing reads the app's side then).
+        // A second later: what the app sent before closing (an error frame with its
+        // reason) is read and passed on first whenever the relay can still read.
+        app.channel.closeFuture.whenComplete { _ in
+            peerChannel.eventLoop.scheduleTask(in: .seconds(1)) {
+                guard !(state.hasAppEnded && state.hasPeerEnded) else { return }
+                if state.fail(StreamFailure("app_closed", "the app at the other end closed the stream before it ended")) {
+                    peerChannel.close(promise: nil)
+                }
+            }
+        }
         await withTaskGroup(of: Void.self) { group in
             // App to peer, in a child task (the app's stream can be iterated anywhere).
             group.addTask {
