@@ -70,9 +70,7 @@ struct ControlRouter: Sendable {
                 return .ok(try await peers.untrustDevice(body.deviceID).json)
             case .continueActivity:
                 let body = try ContinueRequest(body: try request.jsonObject())
-                let continued = try await peers.continueActivity(from: body.from, type: body.type, id: body.id, launch: body.launch)
-                ResidentCode.shared.noteUse()
-                return .ok(continued.json)
+                return .ok(try await peers.continueActivity(from: body.from, type: body.type, id: body.id, launch: body.launch).json)
             case .listContinued:
                 return .ok(ContinuedActivity.listJSON(await peers.continuedActivities()))
             case .continuedActivity:

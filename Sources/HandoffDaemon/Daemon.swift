@@ -112,9 +112,6 @@ public struct Daemon: Sendable {
                     MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .seconds(5)) {
                         StartupCodeRelease.release(logger: logger)
                         RequestPathWarmUp.run(socketPath: listener.path, logger: logger)
-                        // Then what the warm-up mapped back, and later a continue's and a
-                        // fetch's pages, stay resident.
-                        ResidentCode.shared.enable(logger: logger)
                     }
                 }
             })

@@ -71,7 +71,7 @@ enum StartupCodeRelease {
         return advised
     }
 
-    static func readProcFile(_ path: String) -> String? {
+    private static func readProcFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -116,10 +116,7 @@ extension PeerService {
             link.beginFetch()
             let (registry, restoration, limits) = (self.registry, self.restoration, self.limits)
             Task {
-                defer {
-                    link.endFetch()
-                    ResidentCode.shared.noteUse()  // the fetch path stays resident from now on
-                }
+                defer { link.endFetch() }
                 do {
                     var record = try await registry.snapshotForPeer(id, for: link.deviceID)
                     // State the app marked to go with this activity, if it still fits the cap.
