@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HandoffControlAPI
 import HandoffCore
@@ -10,11 +11,24 @@ import Testing
 @Suite struct DescriptorSocketTests {
     typealias Fixture = BadInputTests.Fixture
 
+    /// Blocking socket calls run on a thread of their own: on the cooperative pool (two
+    /// threads here) they would starve every other test running in parallel.
+    func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { c in
+            DispatchQueue.global().async { c.resume(with: Result { try body() }) }
+        }
+    }
+
     func path(_ f: Fixture) -> String { DescriptorPassing.socketPath(besideControlSocket: f.daemon.socketPath) }
 
     /// One handover: the message and descriptors, then the daemon's one-line answer.
-    func handOver(_ f: Fixture, _ bytes: [UInt8], _ fds: [CInt]) throws -> JSONValue {
-        let s = try UnixSocket.connect(to: path(f), timeout: 5)
+    func handOver(_ f: Fixture, _ bytes: [UInt8], _ fds: [CInt]) async throws -> JSONValue {
+        let socketPath = path(f)
+        return try await offPool { try Self.handOverNow(socketPath, bytes, fds) }
+    }
+
+    static func handOverNow(_ socketPath: String, _ bytes: [UInt8], _ fds: [CInt]) throws -> JSONValue {
+        let s = try UnixSocket.connect(to: socketPath, timeout: 5)
         defer { close(s) }
         if bytes.isEmpty {
             shutdown(s, Int32(SHUT_WR))
@@ -24,7 +38,7 @@ import Testing
         return try JSONValue(parsing: readAll(s))
     }
 
-    func readAll(_ s: CInt) -> [UInt8] {
+    static func readAll(_ s: CInt) -> [UInt8] {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -37,8 +51,18 @@ import Testing
     func code(_ answer: JSONValue) -> String? { answer.objectValue?["error"]?.objectValue?["code"]?.stringValue }
     func message(_ answer: JSONValue) -> String { answer.objectValue?["error"]?.objectValue?["message"]?.stringValue ?? "\(answer)" }
 
-    func openDescriptors(_ pid: Int32) -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    /// What a process's open descriptors refer to (`pipe:[inode]`, `socket:[inode]`, a path).
+    func targets(of pid: Int32) -> Set<String> {
+        let dir = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return Set(names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0) })
+    }
+
+    /// True when the daemon holds none of the files `ours` refer to. Compared by what they
+    /// are, not by count: a daemon still starting opens descriptors of its own meanwhile.
+    func holdsNoneOf(_ ours: [CInt], daemon pid: Int32) -> Bool {
+        let mine = Set(ours.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") })
+        return targets(of: pid).isDisjoint(with: mine)
     }
 
     func message(stream id: String) -> [UInt8] { DescriptorHandover(streamID: id).json.serializedBytes() }
@@ -47,6 +71,8 @@ import Testing
     func pipePair() -> (CInt, CInt) {
         var p: [CInt] = [0, 0]
         precondition(pipe(&p) == 0)
+        // Not inherited by the daemons other tests start meanwhile (a race, closed at once).
+        for fd in p { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         return (p[0], p[1])
     }
 
@@ -63,19 +89,18 @@ import Testing
     @Test func badHandoversAreRefusedAndTheirDescriptorsClosed() async throws {
         let f = try await Fixture.make()
         let pid = f.daemon.pid
-        let before = openDescriptors(pid)
         let unknown = ActivityID.random().rawValue
         let (r, w) = pipePair()
         defer { close(r); close(w) }
-        let dir = open("/", O_RDONLY | O_DIRECTORY)
-        let file = open(f.daemon.socketPath.replacingOccurrences(of: "handoffd.sock", with: "plain"), O_RDWR | O_CREAT, 0o600)
+        let dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let file = open(f.daemon.socketPath.replacingOccurrences(of: "handoffd.sock", with: "plain"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         defer { close(dir); close(file) }
-        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listening = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sa_family_t>.size)) } }
         #expect(listen(listening, 1) == 0, "an autobound listening socket")
-        let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let datagram = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let fifoPath = f.daemon.socketPath.replacingOccurrences(of: "handoffd.sock", with: "fifo")
         #expect(mkfifo(fifoPath, 0o600) == 0)
         let fifo = open(fifoPath, O_RDWR | O_CLOEXEC)
@@ -99,14 +124,15 @@ import Testing
             ("a stream nobody waits for", message(stream: unknown), [r, w], "unknown_stream", unknown),
         ]
         for (what, bytes, fds, expectedCode, mentions) in cases {
-            let answer = try handOver(f, bytes, fds)
+            let answer = try await handOver(f, bytes, fds)
             #expect(code(answer) == expectedCode, "\(what): \(answer)")
             #expect(message(answer).contains(mentions), "\(what): \(message(answer))")
         }
         // Connecting and saying nothing (closing at once) is refused too.
-        #expect(code(try handOver(f, [], [])) == "bad_request")
+        #expect(code(try await handOver(f, [], [])) == "bad_request")
         // Every descriptor that came in went out again.
-        try await eventually(5, "the daemon to hold no descriptor of ours") { openDescriptors(pid) == before }
+        let ours = [r, w, dir, file, listening, datagram, fifo]
+        try await eventually(5, "the daemon to hold no descriptor of ours") { holdsNoneOf(ours, daemon: pid) }
         try await f.unharmed()
     }
 
@@ -116,12 +142,12 @@ import Testing
         let silent = try UnixSocket.connect(to: path(f), timeout: 10)
         defer { close(silent) }
         let start = Date()
-        let answer = try JSONValue(parsing: readAll(silent))
+        let answer = try JSONValue(parsing: try await offPool { Self.readAll(silent) })
         #expect(code(answer) == "bad_request" && message(answer).contains("no message"), "\(answer)")
         #expect(Date().timeIntervalSince(start) < 8)
         let (r, w) = pipePair()
         defer { close(r); close(w) }
-        #expect(code(try handOver(f, message(stream: ActivityID.random().rawValue), [r, w])) == "unknown_stream")
+        #expect(code(try await handOver(f, message(stream: ActivityID.random().rawValue), [r, w])) == "unknown_stream")
         try await f.unharmed()
     }
 
@@ -130,15 +156,18 @@ import Testing
     @Test func thousandsOfHandoversLeaveNothingBehind() async throws {
         let f = try await Fixture.make()
         let pid = f.daemon.pid
-        let before = openDescriptors(pid)
         let (r, w) = pipePair()
         defer { close(r); close(w) }
-        var refused = 0
-        for _ in 0..<3000 {
-            if code(try handOver(f, message(stream: ActivityID.random().rawValue), [r, w])) == "unknown_stream" { refused += 1 }
+        let socketPath = path(f)
+        let messages = (0..<3000).map { _ in message(stream: ActivityID.random().rawValue) }
+        let refused = try await offPool {
+            try messages.filter { m in
+                guard case .object(let o) = try Self.handOverNow(socketPath, m, [r, w]) else { return false }
+                return o["error"]?.objectValue?["code"]?.stringValue == "unknown_stream"
+            }.count
         }
         #expect(refused == 3000)
-        try await eventually(5, "the daemon to hold no descriptor of ours") { openDescriptors(pid) == before }
+        try await eventually(5, "the daemon to hold no descriptor of ours") { holdsNoneOf([r, w], daemon: pid) }
         try await f.unharmed()
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HandoffClient
 import HandoffCore
@@ -37,22 +38,25 @@ extension WorkstationTests {
                     guard case .streamRequested(_, let streamID, _) = event else { continue }
                     let file = open(source, O_RDONLY | O_CLOEXEC)
                     var pair: [CInt] = [0, 0]
-                    guard file >= 0, socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw TestFailure("open/socketpair") }
+                    guard file >= 0, socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { throw TestFailure("open/socketpair") }
                     let appEnd = pair[0]
                     defer { close(appEnd) }
                     return try await a.acceptStream(streamID, handingOver: file, sink: pair[1], length: 5_242_880) { stream in
                         close(file)
                         close(pair[1])  // handoffd's copy is the only writer left: its close is the end
-                        let reader = Task.detached { () -> [UInt8] in
-                            var got: [UInt8] = []
-                            var chunk = [UInt8](repeating: 0, count: 65536)
-                            while true {
-                                let n = chunk.withUnsafeMutableBytes { read(appEnd, $0.baseAddress, $0.count) }
-                                if n <= 0 { return got }
-                                got += chunk[..<n]
+                        // A blocking read on a thread of its own, not the cooperative pool's.
+                        let got = await withCheckedContinuation { (c: CheckedContinuation<[UInt8], Never>) in
+                            DispatchQueue.global().async {
+                                var got: [UInt8] = []
+                                var chunk = [UInt8](repeating: 0, count: 65536)
+                                while true {
+                                    let n = chunk.withUnsafeMutableBytes { read(appEnd, $0.baseAddress, $0.count) }
+                                    if n <= 0 { break }
+                                    got += chunk[..<n]
+                                }
+                                c.resume(returning: got)
                             }
                         }
-                        let got = await reader.value
                         try await stream.writer.finish()
                         var written: Int64 = -1
                         while let delivery = try await stream.reader.next() {
