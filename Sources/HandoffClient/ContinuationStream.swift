@@ -115,8 +115,11 @@ public struct StreamInfo: Sendable, Equatable {
     public var device: PeerDevice
     /// Bytes the origin announced it will send, when it knows.
     public var length: Int64?
+    /// The open frame whole: a paste's also has `clipboardID` and `type`.
+    public var fields: JSONObject
 
     init(_ o: JSONObject) {
+        fields = o
         activityID = o["activityID"]?.stringValue ?? ""
         device = PeerDevice(json: o["device"])
         if case .integer(let n)? = o["length"] { length = n }

@@ -269,7 +269,7 @@ public struct HandoffClient: Sendable {
 
     // MARK: -
 
-    private func call(_ endpoint: ControlEndpoint, _ parameter: String = "", body: JSONValue? = nil) async throws -> JSONValue {
+    func call(_ endpoint: ControlEndpoint, _ parameter: String = "", body: JSONValue? = nil) async throws -> JSONValue {
         let method = HTTPMethod(rawValue: endpoint.method), path = endpoint.path(parameter)
         let (status, json) = blocking
             ? try BlockingExchange.exchange(socketPath, method, path, body: body)
@@ -281,7 +281,7 @@ public struct HandoffClient: Sendable {
         return json
     }
 
-    private func decode<T>(_ json: JSONValue, _ make: (JSONValue) throws(ValidationError) -> T) throws -> T {
+    func decode<T>(_ json: JSONValue, _ make: (JSONValue) throws(ValidationError) -> T) throws -> T {
         do { return try make(json) } catch { throw HandoffClientError.badResponse("\(error)") }
     }
 }

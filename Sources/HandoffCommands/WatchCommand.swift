@@ -57,6 +57,13 @@ struct WatchCommand: AsyncParsableCommand {
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(name) at \(address) is pairing: `handoffctl pair` here to pair with it"
         case .pairing(let status):
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(status.state.rawValue)\(status.peer.map { " with \($0.name)" } ?? "")\(status.message.map { ": \($0)" } ?? "")"
+        case .clipboard(let record):
+            let what = record.map { r in
+                "\(r.local ? "copied here" : "copied on \(r.device.name)"): \(r.formats.map(\.type).joined(separator: ", ")) (\(r.id))"
+            } ?? "nothing to paste"
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(what)"
+        case .clipboardRequested(let id, let type, let streamID, let device):
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(type) of \(id) by \(device.name) (stream \(streamID))"
         case .other(let name, let body):
             return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
         }

@@ -49,6 +49,11 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     case refuseStream
     case sleep
     case forgetKept
+    case clipboard
+    case announceClipboard
+    case withdrawClipboard
+    case copyToClipboard
+    case pasteClipboard
 
     /// The HTTP method and the path pattern.
     public var route: (method: String, pattern: String) {
@@ -99,6 +104,11 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
         case .refuseStream: ("POST", "/v1/streams/{streamID}/refuse")
         case .sleep: ("POST", "/v1/sleep")
         case .forgetKept: ("POST", "/v1/kept-offers/forget")
+        case .clipboard: ("GET", "/v1/clipboard")
+        case .announceClipboard: ("POST", "/v1/clipboard")
+        case .withdrawClipboard: ("DELETE", "/v1/clipboard")
+        case .copyToClipboard: ("POST", "/v1/clipboard/copy")
+        case .pasteClipboard: ("POST", "/v1/clipboard/paste")
         }
     }
 
@@ -117,6 +127,23 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     /// it on as data frames.
     public static func openStreamPath(activity: String, document: Bool = false, into path: String? = nil) -> String {
         openStream.path() + "?activity=\(activity)" + (document ? "&document=1" : "") + (path.map { "&into=" + PercentEncoding.encode($0) } ?? "")
+    }
+
+    /// `/v1/clipboard/copy?type=...`: the connection upgrades to a stream whose data
+    /// handoffd keeps as this workstation's copy in that one format.
+    public static func copyPath(type: String) -> String {
+        copyToClipboard.path() + "?type=" + PercentEncoding.encode(type)
+    }
+
+    /// `/v1/clipboard/paste`: the newest copy's bytes in `type` (default: its first
+    /// format); `id` pastes only that copy (`clipboard_changed` if it is no longer the
+    /// newest); `into` as for streams.
+    public static func pastePath(type: String? = nil, id: String? = nil, into path: String? = nil) -> String {
+        var query: [String] = []
+        if let type { query.append("type=" + PercentEncoding.encode(type)) }
+        if let id { query.append("id=" + id) }
+        if let path { query.append("into=" + PercentEncoding.encode(path)) }
+        return pasteClipboard.path() + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 
     public enum Match: Equatable, Sendable {

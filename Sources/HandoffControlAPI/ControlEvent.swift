@@ -39,6 +39,11 @@ public enum ControlEvent: Sendable, Equatable {
     /// A workstation on the network is pairing and this one is not: the user may open
     /// a window here to pair with it. `name` is what it advertises (unauthenticated).
     case pairingAvailable(name: String, address: String)
+    /// The account's newest copy changed (nil: there is none to paste).
+    case clipboard(ClipboardRecord?)
+    /// To the session that announced our copy only: a paste on another workstation asks
+    /// for its bytes in one format; answer like `stream-requested`.
+    case clipboardRequested(clipboardID: ClipboardID, type: String, streamID: String, device: PeerDevice)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -63,6 +68,8 @@ public enum ControlEvent: Sendable, Equatable {
         case .sourcesRequested: "sources-requested"
         case .pairing: "pairing"
         case .pairingAvailable: "pairing-available"
+        case .clipboard: "clipboard"
+        case .clipboardRequested: "clipboard-requested"
         case .other(let n, _): n
         }
     }
@@ -115,6 +122,13 @@ public enum ControlEvent: Sendable, Equatable {
         case .pairingAvailable(let name, let address):
             o["name"] = .string(name)
             o["address"] = .string(address)
+        case .clipboard(let record):
+            o["clipboard"] = record?.json ?? .null
+        case .clipboardRequested(let id, let type, let streamID, let device):
+            o["clipboardID"] = .string(id.rawValue)
+            o["type"] = .string(type)
+            o["streamID"] = .string(streamID)
+            o["device"] = device.json
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -181,6 +195,14 @@ public enum ControlEvent: Sendable, Equatable {
             self = .pairing(try PairingStatus(json: o["pairing"] ?? .null))
         case "pairing-available":
             self = .pairingAvailable(name: o["name"]?.stringValue ?? "", address: o["address"]?.stringValue ?? "")
+        case "clipboard":
+            self = .clipboard(try ClipboardRecord.newest(json: .object(o)))
+        case "clipboard-requested":
+            guard let id = o["clipboardID"]?.stringValue.flatMap(ClipboardID.init), let type = o["type"]?.stringValue,
+                  let s = o["streamID"]?.stringValue else {
+                throw ValidationError(field: "clipboardID", problem: "missing")
+            }
+            self = .clipboardRequested(clipboardID: id, type: type, streamID: s, device: PeerDevice(json: o["device"]))
         default:
             self = .other(name: name, body: o)
         }

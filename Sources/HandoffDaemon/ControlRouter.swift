@@ -167,12 +167,30 @@ struct ControlRouter: Sendable {
                     throw HandoffError(.notFound, code: "unknown_request", message: "no sources request \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(Acknowledgement.answered(sources: id).json)
-            case .openStream, .acceptStream:
+            case .clipboard:
+                return .ok(ClipboardRecord.newestJSON(await peers.clipboardRecord()))
+            case .announceClipboard:
+                let body = try AnnounceClipboardRequest(body: try request.jsonObject())
+                guard let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader) else {
+                    throw HandoffError.badRequest("name the event session that serves the copy's bytes: \"session\" in the body or the \(ControlEndpoint.sessionHeader) header (or copy bytes with POST /v1/clipboard/copy)")
+                }
+                return .created(try await peers.announceClipboard(body.formats, session: session).json)
+            case .withdrawClipboard:
+                try requireEmptyObject(request)
+                return .ok(ClipboardRecord.newestJSON(await peers.withdrawClipboard()))
+            case .openStream, .acceptStream, .pasteClipboard, .copyToClipboard:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlEndpoint.streamProtocol {
-                    throw HandoffError.badRequest(endpoint == .openStream
-                        ? "open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation (and, optionally, &into=<an absolute path, percent-encoded>)"
-                        : "the stream id is 32 hex digits, and \(ControlEndpoint.streamLengthHeader) a whole number of bytes")
+                    switch endpoint {
+                    case .openStream:
+                        throw HandoffError.badRequest("open a stream with ?activity=<32 hex digits>, the id of an activity continued from another workstation (and, optionally, &into=<an absolute path, percent-encoded>)")
+                    case .pasteClipboard:
+                        throw HandoffError.badRequest("paste with optional ?type=<a MIME type, percent-encoded>, &id=<the copy's 32 hex digits> and &into=<an absolute path, percent-encoded>")
+                    case .copyToClipboard:
+                        throw HandoffError.badRequest("copy with ?type=<a MIME type such as text/plain;charset=utf-8, percent-encoded>")
+                    default:
+                        throw HandoffError.badRequest("the stream id is 32 hex digits, and \(ControlEndpoint.streamLengthHeader) a whole number of bytes")
+                    }
                 }
                 throw HandoffError(.versionMismatch, code: "upgrade_required",
                                message: "continuation streams need an HTTP upgrade: send `Connection: Upgrade` and `Upgrade: \(ControlEndpoint.streamProtocol)` (Docs/LocalAPI.md)")

@@ -174,18 +174,23 @@ public final class ControlServer: Service, Sendable {
     private func serveStream(_ request: StreamRequest, inbound: NIOAsyncChannelInboundStream<StreamFrame>,
                              outbound: NIOAsyncChannelOutboundWriter<StreamFrame>, channel: Channel) async throws {
         let finished = channel.eventLoop.makePromise(of: Void.self)
+        /// The continuing side's end, writing into its file when it named one (`into`);
+        /// nil when that file cannot be written (the app was told why).
+        func continuing(into path: String?) async -> AppStreamEnd? {
+            var end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
+            guard let path else { return end }
+            do { end.sink = try StreamFileSink.open(path) } catch {
+                await StreamRelay.refuse(error, on: channel)
+                return nil
+            }
+            return end
+        }
         switch request {
         case .open(let activityID, let document, let into):
-            var end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: nil, finished: finished)
-            if let into {
-                do { end.sink = try StreamFileSink.open(into) } catch {
-                    await StreamRelay.refuse(error, on: channel)
-                    finished.succeed()
-                    break
-                }
+            if let end = await continuing(into: into) {
+                await router.peers.continueStream(activityID, document: document, app: end)
+                await end.sink?.close()
             }
-            await router.peers.continueStream(activityID, document: document, app: end)
-            await end.sink?.close()
             finished.succeed()
         case .accept(let streamID, let length):
             let end = AppStreamEnd(inbound: inbound, outbound: outbound, channel: channel, length: length, finished: finished)
@@ -193,6 +198,15 @@ public final class ControlServer: Service, Sendable {
                 await StreamRelay.refuse(failure, on: channel)
                 finished.succeed()
             }
+        case .paste(let id, let type, let into):
+            if let end = await continuing(into: into) {
+                await router.peers.pasteClipboard(id: id, type: type, app: end)
+                await end.sink?.close()
+            }
+            finished.succeed()
+        case .copy(let type):
+            await ClipboardCopy.run(type: type, inbound: inbound, outbound: outbound, channel: channel, peers: router.peers)
+            finished.succeed()
         }
         try await finished.futureResult.get()
     }

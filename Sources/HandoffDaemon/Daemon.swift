@@ -65,6 +65,10 @@ public struct Daemon: Sendable {
         peerSettings.helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)
         peerSettings.maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
         peerSettings.maximumStreamsPerPeer = config.maximumStreamsPerPeer
+        peerSettings.clipboard = config.clipboard
+        peerSettings.clipboardLifetimeSeconds = config.clipboardLifetimeSeconds
+        peerSettings.clipboardMaximumFormatBytes = config.clipboardMaximumFormatBytes
+        peerSettings.clipboardMaximumHeldBytes = config.clipboardMaximumHeldBytes
         peerSettings.maximumUnauthenticated = config.peerMaximumUnauthenticated
         peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds), timers: timers)

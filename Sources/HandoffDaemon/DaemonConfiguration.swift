@@ -39,6 +39,11 @@ public struct DaemonConfiguration: Sendable {
     public var streamAcceptTimeoutMilliseconds: Int64 = 10_000
     /// Continuation streams one peer may have open with this device at once, each way.
     public var maximumStreamsPerPeer = 8
+    /// The clipboard across the account (PeerServiceSettings says what each is).
+    public var clipboard = true
+    public var clipboardLifetimeSeconds: Int64 = 600
+    public var clipboardMaximumFormatBytes: Int64 = 64 << 20
+    public var clipboardMaximumHeldBytes = 16 << 20
     /// Folders synced by other means than Syncthing or Nextcloud: a name the same on every
     /// device, and the folder's path here (`synced-root = NAME=PATH`, repeatable).
     public var syncedRoots: [(name: String, path: String)] = []

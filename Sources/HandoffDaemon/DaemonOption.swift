@@ -94,6 +94,21 @@ public struct DaemonOption: Sendable {
         .init("max-streams-per-peer", "n", default: "8", "Continuation streams open with one peer at once, each way.") { c, v throws(DaemonConfiguration.FileError) in
             c.maximumStreamsPerPeer = try positive("max-streams-per-peer", v, upTo: 1024)
         },
+        .init("clipboard", "yes|no", default: "yes", "Announce copies to your other workstations, and paste theirs (bytes move only when pasted).",
+              shorthand: ("no-clipboard", "no", "Neither announce copies nor take other workstations'.")) { c, v throws(DaemonConfiguration.FileError) in
+            guard v == "yes" || v == "no" else { throw .init(description: "clipboard must be yes or no") }
+            c.clipboard = v == "yes"
+        },
+        .init("clipboard-seconds", "n", default: "600", "How long a copy can be pasted on another workstation.") { c, v throws(DaemonConfiguration.FileError) in
+            c.clipboardLifetimeSeconds = Int64(try positive("clipboard-seconds", v, upTo: 86_400))
+        },
+        .init("clipboard-max-bytes", "n", default: "67108864", "The largest format of a copy announced or taken (64 MiB).") { c, v throws(DaemonConfiguration.FileError) in
+            c.clipboardMaximumFormatBytes = Int64(try positive("clipboard-max-bytes", v, upTo: 1 << 40))
+        },
+        .init("clipboard-held-max-bytes", "n", default: "16777216", "The most handoffd keeps in memory for handoffctl copy (16 MiB).") {
+            c, v throws(DaemonConfiguration.FileError) in
+            c.clipboardMaximumHeldBytes = try positive("clipboard-held-max-bytes", v, upTo: 1 << 30)
+        },
         .init("peer", "host:port", default: nil, "A peer to dial at HOST:PORT whatever mDNS says.", repeatable: true) { c, v throws(DaemonConfiguration.FileError) in
             guard (try? PeerService.hostAndPort(v)) != nil else {
                 throw .init(description: "peer must be HOST:PORT (or [IPv6]:PORT), not \"\(v)\"")

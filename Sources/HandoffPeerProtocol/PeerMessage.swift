@@ -39,6 +39,12 @@ public enum PeerMessage: Sendable, Equatable {
     case keptIndex([KeptIndexEntry])
     /// On a version 2 link (§18): signed kept offers or withdrawals, each as its bytes.
     case kept([[UInt8]])
+    /// On a version 3 link (§19): the sender's newest copy (formats, never bytes); nil:
+    /// none any more (withdrawn, expired, or copied from another workstation since).
+    case clipboard(ClipboardOffer?)
+    /// First message on a stream connection (version 3): send me the bytes of this copy
+    /// in this format. Answered like `streamOpen`.
+    case clipboardOpen(id: ClipboardID, type: String)
 
     /// One origin's entry in `keptIndex`: its device ID's 32 bytes and a sequence.
     public struct KeptIndexEntry: Sendable, Equatable {
@@ -77,6 +83,8 @@ public enum PeerMessage: Sendable, Equatable {
         case .advertisementKey: 0x0E
         case .keptIndex: 0x0F
         case .kept: 0x15
+        case .clipboard: 0x16
+        case .clipboardOpen: 0x17
         }
     }
 }
@@ -85,7 +93,7 @@ public enum PeerMessage: Sendable, Equatable {
 public struct PeerHello: Sendable, Equatable {
     /// "HNDF": says this is the handoff peer protocol at all.
     public static let magic: [UInt8] = [0x48, 0x4E, 0x44, 0x46]
-    public static let currentVersion: UInt16 = 2
+    public static let currentVersion: UInt16 = 3
     /// The oldest version this implementation still speaks.
     public static let minimumVersion: UInt16 = 1
 

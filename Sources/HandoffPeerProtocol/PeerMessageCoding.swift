@@ -55,6 +55,10 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(["index": .array(list)]))
         case .kept(let items):
             out += PropertyBinaryEncoding.encode(.dictionary(["items": .array(items.map(PropertyValue.data))]))
+        case .clipboard(let offer):
+            out += PropertyBinaryEncoding.encode(.dictionary(offer.map { ["clipboard": $0.propertyList] } ?? [:]))
+        case .clipboardOpen(let id, let type):
+            out += PropertyBinaryEncoding.encode(.dictionary(["id": .string(id.rawValue), "type": .string(type)]))
         case .stream(let frame):
             var buffer = ByteBuffer()
             if let payload = frame.encode(header: &buffer) { buffer.writeImmutableBuffer(payload) }
@@ -196,6 +200,14 @@ public enum PeerMessageCoding {
                 out.append(bytes)
             }
             return .kept(out)
+        case 0x16:
+            guard let c = d["clipboard"] else { return .clipboard(nil) }
+            do { return .clipboard(try ClipboardOffer(propertyList: c)) } catch { throw .malformed("clipboard: \(error)") }
+        case 0x17:
+            guard let id = ClipboardID(try string("id")) else { throw .malformed("clipboardOpen's id is not 32 hex digits") }
+            let type = try string("type")
+            guard ClipboardFormat.isValidType(type) else { throw .malformed("clipboardOpen's type is not a MIME type") }
+            return .clipboardOpen(id: id, type: type)
         default:
             throw .malformed("unknown message type 0x\(String(type, radix: 16))")
         }

@@ -1,3 +1,4 @@
+import HandoffControlAPI
 @testable import HandoffDaemon
 import HandoffCore
 import NIOCore
@@ -94,6 +95,21 @@ struct StreamFileSinkTests {
         #expect(request("/v1/streams?activity=\(id)&document=1&into=%2Fdev%2Fnull") == .open(activityID: id, document: true, into: "/dev/null"))
         for bad in ["into=relative/x", "into=", "into=/x%00y", "into=/x%G1", "into=/x%FF"] {
             #expect(request("/v1/streams?activity=\(id)&\(bad)") == nil, "\(bad)")
+        }
+    }
+
+    @Test func clipboardRequestsNameATypeAndACopy() {
+        func request(_ uri: String) -> StreamRequest? {
+            StreamRequest(head: HTTPRequestHead(version: .http1_1, method: .POST, uri: uri))
+        }
+        let clip = ClipboardID.random()
+        #expect(request("/v1/clipboard/paste") == .paste(id: nil, type: nil, into: nil))
+        #expect(request(ControlEndpoint.pastePath(type: "text/plain;charset=utf-8", id: clip.rawValue, into: "/tmp/a b"))
+            == .paste(id: clip, type: "text/plain;charset=utf-8", into: "/tmp/a b"))
+        #expect(request(ControlEndpoint.copyPath(type: "image/png")) == .copy(type: "image/png"))
+        for bad in ["/v1/clipboard/copy", "/v1/clipboard/copy?type=UTF8_STRING", "/v1/clipboard/paste?type=a%20b/c",
+                    "/v1/clipboard/paste?id=123", "/v1/clipboard/paste?into=rel", "/v1/clipboard/copy?type=%ZZ"] {
+            #expect(request(bad) == nil, "\(bad)")
         }
     }
 }

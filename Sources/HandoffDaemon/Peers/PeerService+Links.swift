@@ -107,6 +107,7 @@ extension PeerService {
             throw PeerProtocolError(code: code, message: message)
         case .subscribe:
             perform(book.subscribe(link))
+            sendClipboard(to: link)
         case .recordOffer(let summary):
             perform(book.received(summary, from: link))
             if let summary, let history { history.note(summary, device: link.device, local: false) }
@@ -144,6 +145,8 @@ extension PeerService {
             compareKept(entries, from: link)
         case .takeKept(let items):
             try takeKept(items, from: link)
+        case .recordClipboard(let offer):
+            heardClipboard(offer, from: link)
         case .peerClosing(let code, let message):
             logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
             link.close()
@@ -169,6 +172,7 @@ extension PeerService {
         guard !actions.isEmpty else { return }  // replaced by a newer link
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
         perform(actions)
+        clipboardLinkEnded(link)
         // What a member keeps for it stands in for its live offer now.
         if let k = keptOffers(at: clock.now()).first(where: { $0.item.origin == link.deviceID }) {
             peerEvents.yield(.peerOffer(k.device, ActivitySummary(k.activity, payloadSize: k.item.payload.count)))

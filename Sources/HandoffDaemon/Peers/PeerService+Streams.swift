@@ -43,6 +43,15 @@ extension PeerService {
             await tell(app, StreamFailure("not_offered", "no connected workstation offers activity \(id); continue it first (`handoffctl continue`)"))
             return
         }
+        await relayStream(to: link, asking: .streamOpen(activityID: id, document: document), open: ["activityID": .string(id.rawValue)],
+                          subject: ("activity", id.rawValue), app: app)
+    }
+
+    /// Dials `link`'s peer for a stream, asks for it with `first` (`streamOpen` or
+    /// `clipboardOpen`), and once the origin took it tells the app (`open`, with `open`'s
+    /// fields, the device and the length) and relays until both directions end. Every
+    /// failure reaches the app as an error frame.
+    nonisolated func relayStream(to link: PeerLink, asking first: PeerMessage, open fields: JSONObject, subject: (String, String), app: AppStreamEnd) async {
         guard let address = link.streamAddress else {
             await tell(app, StreamFailure("peer_unreachable", "\(link.deviceName) did not say where it accepts streams"))
             return
@@ -69,7 +78,7 @@ extension PeerService {
                 // Authenticated (TLS pinned, hello done): the handshake deadline is over. (Gone
                 // already if the origin refused and closed at once: its answer is read below.)
                 try? await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
-                try? await outbound.write(.streamOpen(activityID: id, document: document))
+                try? await outbound.write(first)
                 // The origin answers within its owner's deadline; this bounds an origin
                 // that says nothing at all.
                 let peerChannel = channel.channel
@@ -89,10 +98,11 @@ extension PeerService {
                 default:
                     return StreamFailure("protocol", "\(link.deviceName) answered the stream request with something else")
                 }
-                var open: JSONObject = ["activityID": .string(id.rawValue), "device": link.device.json]
+                var open = fields
+                open["device"] = link.device.json
                 open["length"] = length.map { .integer($0) } ?? .null
                 try await app.outbound.write(.open(open))
-                var meta: Logger.Metadata = ["side": "continuing", "peer": "\(link.deviceName)", "activity": "\(id)"]
+                var meta: Logger.Metadata = ["side": "continuing", "peer": "\(link.deviceName)", "\(subject.0)": "\(subject.1)"]
                 if let sink = app.sink { meta["into"] = "\(sink.path)" }
                 logger.info("continuation stream opened", metadata: meta)
                 return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: peerChannel,
@@ -103,7 +113,7 @@ extension PeerService {
         }
         if let failure, state.failure == nil { await tell(app, failure) }
         await endStream(link.deviceID, outgoing: true)
-        logStream("continuing", activity: id, peer: link.deviceName, started: started, state: state, failure: failure)
+        logStream("continuing", subject: subject, peer: link.deviceName, started: started, state: state, failure: failure)
     }
 
     /// An error frame to an app whose stream could not start, flushed before it closes.
@@ -128,17 +138,17 @@ extension PeerService {
         StreamChannelTuning.apply(to: channel)
         let started = NIODeadline.now()
         let state = StreamRelay.State()
-        var activity: ActivityID?
+        var subject = ("activity", "?")
         var counted = false
         let failure = await originStream(peerID: peerID, peerName: peerName, messages: &messages, outbound: outbound,
-                                         channel: channel, state: state, activity: &activity, counted: &counted)
+                                         channel: channel, state: state, subject: &subject, counted: &counted)
         if counted { await endStream(peerID, outgoing: false) }
-        logStream("origin", activity: activity, peer: peerName, started: started, state: state, failure: failure)
+        logStream("origin", subject: subject, peer: peerName, started: started, state: state, failure: failure)
     }
 
     nonisolated private func originStream(peerID: DeviceID, peerName: String, messages: inout StreamRelay.PeerMessages,
                                           outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, channel: Channel,
-                                          state: StreamRelay.State, activity: inout ActivityID?, counted: inout Bool) async -> StreamFailure? {
+                                          state: StreamRelay.State, subject: inout (String, String), counted: inout Bool) async -> StreamFailure? {
         func refuse(_ f: StreamFailure) async -> StreamFailure {
             try? await outbound.write(.error(code: f.wireCode, message: f.message))
             return f
@@ -146,10 +156,22 @@ extension PeerService {
         let timer = channel.eventLoop.scheduleTask(in: PeerService.streamOpenTimeout) { channel.close(promise: nil) }
         let first = try? await messages.next()
         timer.cancel()
-        guard case .streamOpen(let id, let document)? = first else {
-            return await refuse(StreamFailure("protocol", "a stream connection must start with streamOpen"))
+        let id: ActivityID, document: Bool
+        switch first {
+        case .streamOpen(let i, let d)?:
+            (id, document) = (i, d)
+            subject = ("activity", id.rawValue)
+        case .clipboardOpen(let clip, let type)?:
+            subject = ("clipboard", clip.rawValue)
+            guard await beginStream(peerID, outgoing: false) else {
+                return await refuse(StreamFailure("busy", "\(settings.maximumStreamsPerPeer) streams from you are open already; wait for one to end"))
+            }
+            counted = true
+            return await originClipboard(clip, type: type, peerID: peerID, peerName: peerName, messages: &messages, outbound: outbound,
+                                         channel: channel, state: state)
+        default:
+            return await refuse(StreamFailure("protocol", "a stream connection must start with streamOpen or clipboardOpen"))
         }
-        activity = id
         // Counted only now, after streamOpen: a refusal then always reaches the peer as
         // an answer to what it asked, not as a connection closed under its request.
         guard await beginStream(peerID, outgoing: false) else {
@@ -174,39 +196,48 @@ extension PeerService {
         case .session(let token):
             let device = PeerDevice(id: peerID.description, name: peerName)
             // The peer may give up while the owner decides: notice it, and stop waiting.
-            let app: AppStreamEnd
             switch await streams.askOwner(activityID: id, session: token, device: device) {
             case .failure(let f): return await refuse(f)
-            case .success(let end): app = end
+            case .success(let app):
+                return await relayFromOwner(app, open: ["activityID": .string(id.rawValue)], device: device, subject: subject,
+                                            messages: &messages, outbound: outbound, channel: channel, state: state)
             }
-            defer { app.finished.succeed() }
-            do {
-                try await outbound.write(.streamAccepted(length: app.length))
-                var open: JSONObject = ["activityID": .string(id.rawValue), "device": device.json]
-                open["length"] = app.length.map { .integer($0) } ?? .null
-                try await app.outbound.write(.open(open))
-                logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(peerName)", "activity": "\(id)",
-                                                                     "source": "\(app.handedOver == nil ? "app" : "app's descriptors")"])
-            } catch {
-                app.handedOver?.close()
-                let f = StreamFailure("peer_gone", "\(peerName) went away before the stream started")
-                await tell(app, f)
-                return f
-            }
-            if let handedOver = app.handedOver {
-                return await HandedOverRelay.run(app: app, descriptors: handedOver, peerMessages: &messages, peerOut: outbound,
-                                                 peerChannel: channel, peerName: peerName, state: state)
-            }
-            return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: channel,
-                                         peerName: peerName, state: state)
         }
     }
 
-    nonisolated func logStream(_ side: String, activity: ActivityID?, peer: String, started: NIODeadline, state: StreamRelay.State, failure: StreamFailure?) {
+    /// The origin's owner took the stream: tell the peer (its length) and the owner
+    /// (`open`), then relay, or move the bytes of the descriptors it handed over.
+    nonisolated func relayFromOwner(_ app: AppStreamEnd, open fields: JSONObject, device: PeerDevice, subject: (String, String),
+                                    messages: inout StreamRelay.PeerMessages, outbound: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                                    channel: Channel, state: StreamRelay.State) async -> StreamFailure? {
+        defer { app.finished.succeed() }
+        do {
+            try await outbound.write(.streamAccepted(length: app.length))
+            var open = fields
+            open["device"] = device.json
+            open["length"] = app.length.map { .integer($0) } ?? .null
+            try await app.outbound.write(.open(open))
+            logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(device.name)", "\(subject.0)": "\(subject.1)",
+                                                                 "source": "\(app.handedOver == nil ? "app" : "app's descriptors")"])
+        } catch {
+            app.handedOver?.close()
+            let f = StreamFailure("peer_gone", "\(device.name) went away before the stream started")
+            await tell(app, f)
+            return f
+        }
+        if let handedOver = app.handedOver {
+            return await HandedOverRelay.run(app: app, descriptors: handedOver, peerMessages: &messages, peerOut: outbound,
+                                             peerChannel: channel, peerName: device.name, state: state)
+        }
+        return await StreamRelay.run(app: app, peerMessages: &messages, peerOut: outbound, peerChannel: channel,
+                                     peerName: device.name, state: state)
+    }
+
+    nonisolated func logStream(_ side: String, subject: (String, String), peer: String, started: NIODeadline, state: StreamRelay.State, failure: StreamFailure?) {
         let seconds = Double((NIODeadline.now() - started).nanoseconds) / 1e9
         let counts = state.counts
         var meta: Logger.Metadata = [
-            "side": "\(side)", "peer": "\(peer)", "activity": "\(activity?.rawValue ?? "?")",
+            "side": "\(side)", "peer": "\(peer)", "\(subject.0)": "\(subject.1)",
             "sent": "\(counts.toPeer)", "received": "\(counts.toApp)", "seconds": "\((seconds * 1000).rounded() / 1000)",
         ]
         if let failure {

@@ -74,6 +74,9 @@ public actor PeerService: Service {
     var kept: KeptOffers
     let keptStore: KeptOfferStore
     var keptExpiryTimer: ScheduledTimer?
+    /// The account's newest copy (`ClipboardTable`), and the timer of its end.
+    var clipboard: ClipboardTable
+    var clipboardTimer: ScheduledTimer?
     /// Whether the session agent holds logind's delay lock (for doctor).
     var sleepGuard = SleepGuard.unknown
     /// Between `prepare` and the wake-up: no link is taken, and the TLS handshake of
@@ -133,6 +136,7 @@ public actor PeerService: Service {
                                                     maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds,
                                                     untrustedRetry: settings.untrustedRetry.nanoseconds))
         book = PeerBook(maximumStreamsPerPeer: settings.maximumStreamsPerPeer)
+        clipboard = ClipboardTable(lifetimeSeconds: settings.clipboardLifetimeSeconds, maximumFormatBytes: settings.clipboardMaximumFormatBytes)
         self.accountStore = accountStore
         keptStore = KeptOfferStore(stateDirectory: accountStore.stateDirectory)
         kept = KeptOffers(own: identity.deviceID)

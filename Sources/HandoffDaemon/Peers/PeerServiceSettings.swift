@@ -48,6 +48,14 @@ public struct PeerServiceSettings: Sendable {
     /// Continuation streams with one peer at once, each way (they count against the
     /// connection caps too).
     public var maximumStreamsPerPeer = 8
+    /// Copies announced to the account and taken from it (`clipboard =`).
+    public var clipboard = true
+    /// How long a copy may be pasted on another workstation.
+    public var clipboardLifetimeSeconds: Int64 = 600
+    /// A format larger than this is neither announced nor taken (`clipboard-max-bytes`).
+    public var clipboardMaximumFormatBytes: Int64 = 64 << 20
+    /// Bytes handoffd keeps itself for `handoffctl copy` (`clipboard-held-max-bytes`).
+    public var clipboardMaximumHeldBytes = 16 << 20
 
     public init() {}
 

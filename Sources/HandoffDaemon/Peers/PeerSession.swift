@@ -59,6 +59,8 @@ enum PeerSession {
         /// Offers kept for sleeping members (version 2): what the peer holds, and items.
         case compareKept([PeerMessage.KeptIndexEntry])
         case takeKept([[UInt8]])
+        /// The peer's newest copy (version 3).
+        case recordClipboard(ClipboardOffer?)
         /// The peer broke the protocol: tell it why and close.
         case violation(code: String, message: String)
         /// The peer is closing with this error: log it and close.
@@ -86,7 +88,7 @@ enum PeerSession {
             return .resolveFetch(request: request, result)
         case .continued(let id):
             return .noteContinued(id)
-        case .streamOpen, .streamAccepted, .stream:
+        case .streamOpen, .streamAccepted, .stream, .clipboardOpen:
             return .violation(code: "unexpected-message", message: "stream messages belong on a stream connection, not the link")
         case .account(let statements):
             return .mergeAccount(statements)
@@ -96,6 +98,10 @@ enum PeerSession {
             return .violation(code: "unexpected-message", message: "pairing messages belong on a pairing connection, not the link")
         case .keptIndex where version < 2, .kept where version < 2:
             return .violation(code: "unexpected-message", message: "kept offers need version 2; this link speaks \(version)")
+        case .clipboard where version < 3:
+            return .violation(code: "unexpected-message", message: "clipboard offers need version 3; this link speaks \(version)")
+        case .clipboard(let offer):
+            return .recordClipboard(offer)
         case .keptIndex(let entries):
             return .compareKept(entries)
         case .kept(let items):

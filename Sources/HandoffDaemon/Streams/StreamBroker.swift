@@ -1,4 +1,5 @@
 import HandoffCore
+import HandoffControlAPI
 import NIOCore
 import NIOPosix
 
@@ -28,7 +29,14 @@ public actor StreamBroker {
 
     /// Asks the owner session for a stream and waits for its answer.
     func askOwner(activityID: ActivityID, session token: String, device: PeerDevice) async -> Result<AppStreamEnd, StreamFailure> {
+        await askOwner(session: token) { .streamRequested(activityID: activityID, streamID: $0, device: device) }
+    }
+
+    /// The same with the event that asks (`clipboard-requested` for a copy's bytes), made
+    /// with the new stream's id.
+    func askOwner(session token: String, event: @Sendable (String) -> ControlEvent) async -> Result<AppStreamEnd, StreamFailure> {
         let streamID = ActivityID.random().rawValue
+        let asking = event(streamID)
         let registry = self.registry
         return await withCheckedContinuation { c in
             let timer = timers.schedule(in: .nanoseconds(acceptTimeout.nanoseconds)) {
@@ -36,7 +44,7 @@ public actor StreamBroker {
             }
             waiting[streamID] = Waiting(token: token, continuation: c, timer: timer)
             Task {
-                let asked = await registry.askForStream(.streamRequested(activityID: activityID, streamID: streamID, device: device), owner: token)
+                let asked = await registry.askForStream(asking, owner: token)
                 if !asked { self.resolve(streamID, .failure(StreamFailure("owner_gone", "the app that owns the activity is gone"))) }
             }
         }

@@ -36,9 +36,31 @@ enum StreamFileServer {
     static func run(fd: CInt, path: String, peerMessages: inout StreamRelay.PeerMessages, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>,
                     peerChannel: Channel, peerName: String, state: StreamRelay.State) async -> StreamFailure? {
         defer { close(fd) }
+        return await serve(peerMessages: &peerMessages, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state) { send in
+            try await readAll(fd, allocator: peerChannel.allocator, naming: path, send)
+        }
+    }
+
+    /// The same for bytes handoffd holds (a copy made with `handoffctl copy`).
+    static func run(bytes: [UInt8], peerMessages: inout StreamRelay.PeerMessages, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>,
+                    peerChannel: Channel, peerName: String, state: StreamRelay.State) async -> StreamFailure? {
+        await serve(peerMessages: &peerMessages, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state) { send in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + chunkBytes)
+                try await send(peerChannel.allocator.buffer(bytes: bytes[offset..<end]))
+                offset = end
+            }
+        }
+    }
+
+    /// Sends what `produce` gives, then `end`, while reading the other direction as a
+    /// relay reads it, with nowhere to deliver to.
+    private static func serve(peerMessages: inout StreamRelay.PeerMessages, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
+                              peerName: String, state: StreamRelay.State,
+                              _ produce: @escaping @Sendable (_ send: (ByteBuffer) async throws -> Void) async throws -> Void) async -> StreamFailure? {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await send(fd: fd, path: path, peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state) }
-            // The other direction is read as a relay reads it, with nowhere to deliver to.
+            group.addTask { await send(peerOut: peerOut, peerChannel: peerChannel, peerName: peerName, state: state, produce) }
             await StreamRelay.peerToApp(&peerMessages, app: nil, peerChannel: peerChannel, peerName: peerName, state: state)
             if state.failure != nil {
                 group.cancelAll()
@@ -65,10 +87,10 @@ enum StreamFileServer {
         }
     }
 
-    private static func send(fd: CInt, path: String, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel,
-                             peerName: String, state: StreamRelay.State) async {
+    private static func send(peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel, peerName: String, state: StreamRelay.State,
+                             _ produce: (_ send: (ByteBuffer) async throws -> Void) async throws -> Void) async {
         do {
-            try await readAll(fd, allocator: peerChannel.allocator, naming: path) { chunk in
+            try await produce { chunk in
                 try await peerOut.write(contentsOf: StreamFrame.dataFrames(of: chunk).map(PeerMessage.stream))
                 state.add(toPeer: chunk.readableBytes)
             }

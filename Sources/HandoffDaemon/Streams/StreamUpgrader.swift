@@ -20,6 +20,11 @@ enum StreamRequest: Sendable, Equatable {
     case open(activityID: ActivityID, document: Bool = false, into: String? = nil)
     /// The origin's owner: take the stream it was asked for, announcing its length.
     case accept(streamID: String, length: Int64?)
+    /// A paste here: the newest copy's bytes in `type` (nil: its first format), only if
+    /// it is still copy `id` when one is named; `into` as for `open`.
+    case paste(id: ClipboardID?, type: String?, into: String?)
+    /// `handoffctl copy`: the stream's data becomes this workstation's copy, in `type`.
+    case copy(type: String)
 
     /// Nil when the head is no well-formed stream request; it is then answered as plain
     /// HTTP, where the router says what is wrong.
@@ -27,15 +32,32 @@ enum StreamRequest: Sendable, Equatable {
         guard head.method == .POST else { return nil }
         let (path, query) = StreamRequest.split(head.uri)
         let segments = path.split(separator: "/").map(String.init)
+        func into() -> String?? {
+            guard let encoded = query["into"] else { return .some(nil) }
+            guard let path = PercentEncoding.decode(Substring(encoded)), path.hasPrefix("/"), !path.utf8.contains(0) else { return nil }
+            return path
+        }
+        func type() -> String?? {
+            guard let encoded = query["type"] else { return .some(nil) }
+            guard let type = PercentEncoding.decode(Substring(encoded)), ClipboardFormat.isValidType(type) else { return nil }
+            return type
+        }
         if segments == ["v1", "streams"] {
             guard let id = query["activity"].flatMap(ActivityID.init) else { return nil }
             let document = query["document"].map { $0 == "1" || $0 == "true" } ?? false
-            var into: String?
-            if let encoded = query["into"] {
-                guard let path = PercentEncoding.decode(Substring(encoded)), path.hasPrefix("/"), !path.utf8.contains(0) else { return nil }
-                into = path
-            }
+            guard let into = into() else { return nil }
             self = .open(activityID: id, document: document, into: into)
+        } else if segments == ["v1", "clipboard", "paste"] {
+            var id: ClipboardID?
+            if let text = query["id"] {
+                guard let valid = ClipboardID(text) else { return nil }
+                id = valid
+            }
+            guard let type = type(), let into = into() else { return nil }
+            self = .paste(id: id, type: type, into: into)
+        } else if segments == ["v1", "clipboard", "copy"] {
+            guard let type = type(), let given = type else { return nil }
+            self = .copy(type: given)
         } else if segments.count == 4, segments[0] == "v1", segments[1] == "streams", segments[3] == "accept",
                   StreamRequest.isStreamID(segments[2]) {
             var length: Int64?
