@@ -89,11 +89,15 @@ let package = Package(
         .systemLibrary(
             name: "CGIO", pkgConfig: "gio-unix-2.0",
             providers: [.apt(["libglib2.0-dev"])]),
+        // XCB with XFixes (the X11 clipboard), imported by HandoffDesktop alone.
+        .systemLibrary(
+            name: "CXCB", pkgConfig: "xcb-xfixes",
+            providers: [.apt(["libxcb1-dev", "libxcb-xfixes0-dev"])]),
         // The desktop side of continuing, for the session agent: which app handles what,
         // launching, notifications. Never linked by handoffd.
         .target(
             name: "HandoffDesktop",
-            dependencies: ["CGIO", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffClient",
+            dependencies: ["CGIO", "CXCB", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffClient",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),

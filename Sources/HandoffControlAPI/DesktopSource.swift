@@ -1,10 +1,11 @@
 import HandoffCore
 
-/// A desktop source of activities in the session agent (Docs/Desktop.md): `media` (MPRIS
-/// players), `recent-documents` (recently-used.xbel), `browser` (the browser extension's
-/// host). Listed and switched through handoffd (`/v1/sources`), which asks the agent.
+/// A desktop source in the session agent (Docs/Desktop.md): `media` (MPRIS players),
+/// `recent-documents` (recently-used.xbel), `browser` (the browser extension's host), and
+/// `clipboard` (the desktop's clipboard, shared with the other workstations). Listed and
+/// switched through handoffd (`/v1/sources`), which asks the agent.
 public struct DesktopSource: Sendable, Equatable {
-    public static let names = ["media", "recent-documents", "browser"]
+    public static let names = ["media", "recent-documents", "browser", "clipboard"]
 
     public var name: String
     /// On in the agent's settings (and not turned off on its command line).

@@ -49,6 +49,12 @@ extension SessionAgent {
             }
             logger.info("recent-documents source off")
         }
+        if config.clipboard && clipboard.x11 == nil {
+            startClipboard()
+        } else if !config.clipboard, clipboard.x11 != nil {
+            await stopClipboard()
+            logger.info("clipboard off")
+        }
         // The browser's host reads the setting itself, with each tab it is told about.
     }
 
@@ -128,6 +134,18 @@ extension SessionAgent {
                 : "host installed for \(installed.joined(separator: ", "))"
         }
         list.append(DesktopSource(name: "browser", enabled: config.browser, detail: browser))
+
+        var shared: String
+        if !config.clipboard {
+            shared = "off (clipboard = no in \(file)): copies here are not announced, and others' are not offered here"
+        } else if clipboard.x11 != nil {
+            shared = "sharing the X11 clipboard"
+            if clipboard.announced != nil { shared += "; a copy here is announced (formats only)" }
+            if clipboard.offered != nil { shared += "; offering another workstation's copy" }
+        } else {
+            shared = "not working: \(clipboard.problem ?? "no display")"
+        }
+        list.append(DesktopSource(name: "clipboard", enabled: config.clipboard, detail: shared))
         return list
     }
 }

@@ -55,6 +55,8 @@ public actor SessionAgent {
     var sleepInhibitor: SleepInhibitor?
     var sleepProblem: String?
     var sleepWatch: Task<Void, Never>?
+    /// The clipboard across workstations (`SessionAgent+Clipboard`).
+    var clipboard = ClipboardBridge()
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -82,6 +84,7 @@ public actor SessionAgent {
                 if recent != nil { await recentChanged(atStart: true) }
                 await reconcileSources(loadConfiguration())
                 await guardSleep(session: session.token)
+                await clipboardSessionStarted()
                 for try await event in session.events { await handle(event) }
                 logger.warning("handoffd ended the event stream; connecting again")
             } catch is CancellationError {
@@ -121,6 +124,11 @@ public actor SessionAgent {
             Task { await answerSources(requestID, change) }
         case .becameCurrent, .resigned, .invalidated, .expired:
             await noteCurrent(event)
+        case .clipboard(let record):
+            await accountClipboard(record)
+        case .clipboardRequested(let id, let type, let streamID, _):
+            // On its own: the app that copied may take its time to hand over its data.
+            Task { await serveClipboard(id, type: type, streamID: streamID) }
         default:
             break
         }

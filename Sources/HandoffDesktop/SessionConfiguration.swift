@@ -23,6 +23,11 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var browser = true
     /// Web pages on these domains are never offered (`example.org;*.bank.example`).
     public var neverOfferDomains: [DomainClaim] = []
+    /// The clipboard: copies here are announced to the other workstations (formats only),
+    /// and theirs can be pasted here.
+    public var clipboard = true
+    /// MIME types never announced (`image/*;text/html`).
+    public var clipboardExcludedTypes: [String] = []
 
     public init() {}
 
@@ -49,6 +54,14 @@ public struct SessionConfiguration: Sendable, Equatable {
             case "recent-documents": recentDocuments = try yes()
             case "browser": browser = try yes()
             case "fetch-documents": fetchDocuments = try yes()
+            case "clipboard": clipboard = try yes()
+            case "clipboard-exclude-types":
+                let list = value.split(separator: ";").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                let bad = list.filter { !ClipboardFormat.isValidType($0.hasSuffix("/*") ? String($0.dropLast()) + "x" : $0) }
+                guard bad.isEmpty else {
+                    throw FileError(description: "\(path):\(n + 1): not MIME types (such as image/png or image/*): \(bad.joined(separator: ", "))")
+                }
+                clipboardExcludedTypes = list
             case "never-offer-domains":
                 let parsed = HandlerDeclaration.domains(value)
                 guard parsed.rejected.isEmpty else {

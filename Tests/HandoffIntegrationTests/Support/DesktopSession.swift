@@ -30,14 +30,19 @@ final class DesktopSession: @unchecked Sendable {
     }
 
     var environment: [String: String] {
-        [
+        var env = [
             "DBUS_SESSION_BUS_ADDRESS": busAddress, "XDG_DATA_HOME": dataHome, "XDG_DATA_DIRS": root + "/system",
             "XDG_CONFIG_HOME": configHome, "XDG_CONFIG_DIRS": root + "/system", "HANDOFF_RECORD_DIR": records,
-            "HOME": root, "DISPLAY": ":\(display)",
+            "HOME": root,
         ]
+        // Only this session's own X server: X sockets live in /tmp, which every test shares,
+        // and an agent on another test's display would take part in its clipboard.
+        if let display { env["DISPLAY"] = ":\(display)" }
+        return env
     }
 
-    var display: Int { 90 + Int(UInt8(truncatingIfNeeded: abs(net.name.hashValue))) % 100 }
+    /// The display of this session's Xvfb, once `startX` started it.
+    private(set) var display: Int?
 
     /// A desktop entry in the user's applications folder; `exec` defaults to the recorder.
     @discardableResult
@@ -61,11 +66,26 @@ final class DesktopSession: @unchecked Sendable {
         try await eventually(10, "the session bus on \(host)") { FileManager.default.fileExists(atPath: self.busPath) }
     }
 
+    /// An X server of this session's own (Xvfb), on a display it picks free (`-displayfd`).
+    func startX() async throws {
+        guard display == nil else { return }
+        let log = root + "/xvfb.log"
+        let x = try await net.spawn(host, log: log, ["Xvfb", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "640x480x24"])
+        pids.append(x)
+        var found: Int?
+        // It writes the display it took once it accepts connections (its socket is in the
+        // host's own /tmp/.X11-unix, scripts/netns).
+        try await eventually(10, "Xvfb on \(host) to say its display") {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            found = text.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.first
+            return found != nil
+        }
+        display = found
+    }
+
     /// Xvfb and dunst on the session bus: a real notification server.
     func startNotificationServer() async throws {
-        let x = try await net.spawn(host, log: root + "/xvfb.log", ["Xvfb", ":\(display)", "-nolisten", "tcp", "-screen", "0", "640x480x24"])
-        pids.append(x)
-        try await eventually(10, "Xvfb :\(display)") { FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(self.display)") }
+        try await startX()
         let d = try await net.spawn(host, log: root + "/dunst.log", ["dunst"], environment: environment)
         pids.append(d)
         try await eventually(10, "dunst to own org.freedesktop.Notifications") {

@@ -1,0 +1,181 @@
+import HandoffClient
+import HandoffControlAPI
+import HandoffCore
+import Logging
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the session agent knows of the clipboard here and across the account.
+struct ClipboardBridge {
+    /// The desktop's clipboard (X11 for now); nil when there is none, `problem` says why.
+    var x11: X11Clipboard?
+    var problem: String?
+    /// The copy here the agent announced: its id, which copy of the desktop's clipboard it
+    /// is, and the target to read each format from.
+    var announced: (id: ClipboardID, generation: UInt64, targetFor: [String: String])?
+    /// The last copy here worth announcing, announced again when the agent reconnects.
+    var lastCopy: (generation: UInt64, reading: ClipboardTargets.Reading)?
+    /// The account's copy the agent offers to the apps here.
+    var offered: ClipboardID?
+    var watch: Task<Void, Never>?
+}
+
+/// The clipboard across workstations (LocalAPI.md §23) on this desktop: a copy here is
+/// announced as its formats; a copy on another workstation is offered here by owning the
+/// clipboard, and its bytes are fetched only when an app here pastes. The desktop's side
+/// is `X11Clipboard`; what to announce is `ClipboardTargets`'.
+extension SessionAgent {
+    /// The most a paste here takes from another workstation into memory (X11 hands data
+    /// over whole or in INCR pieces of one buffer).
+    static let pasteLimit = 256 << 20
+
+    /// Starts sharing the desktop's clipboard (`reconcileSources`, when it is on).
+    func startClipboard() {
+        guard clipboard.x11 == nil else { return }
+        guard let display = getenv("DISPLAY").map({ String(cString: $0) }), !display.isEmpty else {
+            clipboard.problem = getenv("WAYLAND_DISPLAY") != nil
+                ? "this Wayland session has no X11 display, and the Wayland clipboard is not supported yet"
+                : "no graphical display (DISPLAY is not set)"
+            logger.debug("no clipboard to share", metadata: ["why": "\(clipboard.problem!)"])
+            return
+        }
+        do {
+            let x11 = try X11Clipboard.open(display: display, logger: logger)
+            clipboard.x11 = x11
+            clipboard.problem = nil
+            logger.info("sharing the clipboard", metadata: ["display": "\(display)"])
+            clipboard.watch = Task {
+                for await event in x11.events { await self.desktopClipboard(event) }
+            }
+        } catch {
+            clipboard.problem = "\(error)"
+            logger.warning("cannot watch the clipboard", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Stops sharing (`clipboard = no`): what was announced is withdrawn, what was offered
+    /// here taken back.
+    func stopClipboard() async {
+        if let offered = clipboard.offered { clipboard.x11?.withdraw(offered) }
+        await withdrawAnnounced()
+        clipboard.x11?.close()
+        clipboard.watch?.cancel()
+        clipboard = ClipboardBridge()
+    }
+
+    /// A new event session: what was announced went with the old one.
+    func clipboardSessionStarted() async {
+        clipboard.announced = nil
+        clipboard.offered = nil
+        if let last = clipboard.lastCopy { await announce(last.generation, last.reading) }
+        if let record = try? await client.clipboard() { await accountClipboard(record) }
+    }
+
+    // MARK: - The desktop's clipboard changed
+
+    func desktopClipboard(_ event: X11Clipboard.Event) async {
+        switch event {
+        case .copied(let generation, let targets):
+            let config = loadConfiguration()
+            let reading = ClipboardTargets.read(targets, excluded: config.clipboardExcludedTypes)
+            if reading.secret {
+                logger.info("a copy marked secret by a password manager is not announced")
+                clipboard.lastCopy = nil
+                await withdrawAnnounced()
+            } else if reading.formats.isEmpty {
+                clipboard.lastCopy = nil
+                await withdrawAnnounced()
+            } else {
+                clipboard.lastCopy = (generation, reading)
+                await announce(generation, reading)
+            }
+        case .cleared:
+            clipboard.lastCopy = nil
+            await withdrawAnnounced()
+        case .lost(let why):
+            logger.warning("the clipboard is not shared any more", metadata: ["why": "\(why)"])
+            clipboard.x11 = nil
+            clipboard.problem = why
+        }
+    }
+
+    private func announce(_ generation: UInt64, _ reading: ClipboardTargets.Reading) async {
+        guard let session = sessionToken else { return }
+        do {
+            let record = try await client.announceClipboard(reading.formats, session: session)
+            clipboard.announced = (record.id, generation, reading.targetFor)
+            logger.debug("announced a copy", metadata: ["formats": "\(reading.formats.map(\.type).joined(separator: ", "))"])
+        } catch {
+            logger.notice("could not announce a copy", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func withdrawAnnounced() async {
+        guard clipboard.announced != nil else { return }
+        clipboard.announced = nil
+        _ = try? await client.withdrawClipboard()
+    }
+
+    // MARK: - The account's copy changed
+
+    /// The newest copy of the account: one made elsewhere (or by handoffctl copy here) is
+    /// offered to the apps here; none takes back what was offered.
+    func accountClipboard(_ record: ClipboardRecord?) async {
+        guard let x11 = clipboard.x11 else { return }
+        guard let record else {
+            if let offered = clipboard.offered { x11.withdraw(offered) }
+            clipboard.offered = nil
+            return
+        }
+        // Our own announcement, or what we offer already.
+        if record.id == clipboard.announced?.id || record.id == clipboard.offered { return }
+        clipboard.offered = record.id
+        let client = self.client, id = record.id.rawValue, logger = self.logger
+        x11.offer(record.id, formats: record.formats) { mime in
+            let started = ContinuousClock.now
+            let bytes = try await client.paste(type: mime, id: id) { stream in
+                var all: [UInt8] = []
+                while let piece = try await stream.reader.read() {
+                    guard all.count + piece.readableBytes <= SessionAgent.pasteLimit else {
+                        throw X11Clipboard.Failure("the copy is larger than \(SessionAgent.pasteLimit >> 20) MiB, more than a paste here takes")
+                    }
+                    all += piece.readableBytesView
+                }
+                return all
+            }
+            let took = ContinuousClock.now - started
+            logger.info("pasted another workstation's copy", metadata: ["type": "\(mime)", "bytes": "\(bytes.count)",
+                                                                          "ms": "\(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)"])
+            return bytes
+        }
+    }
+
+    // MARK: - Another workstation pastes our copy
+
+    /// The bytes of the copy here in one format, read from the app that copied only now;
+    /// refused when the clipboard changed since it was announced.
+    func serveClipboard(_ id: ClipboardID, type: String, streamID: String) async {
+        guard let x11 = clipboard.x11, let announced = clipboard.announced, announced.id == id, let target = announced.targetFor[type] else {
+            try? await client.refuseStream(streamID, reason: "the clipboard here changed since that copy was announced")
+            return
+        }
+        var pieces = x11.read(target, generation: announced.generation).makeAsyncIterator()
+        let first: [UInt8]?
+        do { first = try await pieces.next() } catch {
+            try? await client.refuseStream(streamID, reason: "\(error)")
+            return
+        }
+        do {
+            try await client.acceptStream(streamID) { stream in
+                if let first { try await stream.writer.write(first) }
+                while let piece = try await pieces.next() { try await stream.writer.write(piece) }
+                try await stream.writer.finish()
+                while try await stream.reader.read() != nil {}
+            }
+        } catch {
+            logger.notice("another workstation's paste of the copy here failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,511 @@
+import CXCB
+import HandoffCore
+import Logging
+import NIOConcurrencyHelpers
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The desktop's clipboard on X11, through XCB: who owns CLIPBOARD (XFixes tells at once),
+/// its targets and, only when asked, its data (ICCCM conversions, INCR for large data);
+/// and owning CLIPBOARD to offer another workstation's copy to the apps here, fetching
+/// the bytes only when one of them pastes. Every X call happens on one thread of its
+/// own; the agent talks to it through `perform`, and hears from it through `events`.
+final class X11Clipboard: @unchecked Sendable {
+    // @unchecked: everything below `X thread state` is touched on the X thread only.
+
+    enum Event: Sendable, Equatable {
+        /// An app here copied: its targets. `generation` names this copy when reading it.
+        case copied(generation: UInt64, targets: [String])
+        /// The clipboard here holds nothing now (its owner went away).
+        case cleared(generation: UInt64)
+        /// The connection to the X server is gone.
+        case lost(String)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ d: String) { description = d }
+    }
+
+    /// Fetches the bytes of a copy we offer, in one MIME type, when an app here pastes.
+    typealias Fetch = @Sendable (_ mime: String) async throws -> [UInt8]
+
+    let events: AsyncStream<Event>
+    private let eventSink: AsyncStream<Event>.Continuation
+    private let connection: OpaquePointer
+    private let window: xcb_window_t
+    private let xfixesEvent: UInt8
+    private let logger: Logger
+    private let wake: (read: CInt, write: CInt)
+    /// Work for the X thread, and whether it has ended (then nothing is queued, and the
+    /// wake-up pipe, closed, is never written to).
+    private let commands = NIOLockedValueBox<(list: [@Sendable () -> Void], ended: Bool)>(([], false))
+    /// A property larger than this goes in INCR pieces of this size.
+    private let pieceBytes: Int
+    /// A conversion or INCR transfer that makes no progress for this long is given up.
+    static let stale: Duration = .seconds(10)
+
+    // MARK: X thread state
+
+    private var atoms: [String: xcb_atom_t] = [:]
+    private var names: [xcb_atom_t: String] = [:]
+    private var generation: UInt64 = 0
+    private var owner: xcb_window_t = 0
+    private var offered: Offered?
+    private var reads: [xcb_atom_t: Read] = [:]
+    private var transfers: [TransferKey: Transfer] = [:]
+    private var deferred: [UnsafeMutablePointer<xcb_generic_event_t>] = []
+    private var nextProperty = 0
+    private var closing = false
+
+    private struct Offered {
+        let id: ClipboardID
+        /// Target atom to the MIME type it is served as.
+        let targets: [xcb_atom_t: String]
+        let fetch: Fetch
+        let time: xcb_timestamp_t
+    }
+
+    private struct Read {
+        let target: xcb_atom_t
+        var incremental = false
+        var touched = ContinuousClock.now
+        let kind: Kind
+        enum Kind {
+            case targets(UInt64)
+            case data(AsyncThrowingStream<[UInt8], Error>.Continuation)
+        }
+    }
+
+    private struct TransferKey: Hashable {
+        let requestor: xcb_window_t
+        let property: xcb_atom_t
+    }
+
+    private struct Transfer {
+        let type: xcb_atom_t
+        let bytes: [UInt8]
+        var offset = 0
+        var touched = ContinuousClock.now
+    }
+
+    // MARK: - Opening
+
+    /// Connects to `display` (nil: `$DISPLAY`) and starts watching the clipboard.
+    static func open(display: String?, logger: Logger) throws -> X11Clipboard {
+        var screenNumber: Int32 = 0
+        guard let c = xcb_connect(display, &screenNumber) else { throw Failure("cannot connect to the X display") }
+        guard xcb_connection_has_error(c) == 0 else {
+            xcb_disconnect(c)
+            throw Failure("cannot connect to the X display \(display ?? getenv("DISPLAY").map { String(cString: $0) } ?? "(DISPLAY is not set)")")
+        }
+        var it = xcb_setup_roots_iterator(xcb_get_setup(c))
+        for _ in 0..<max(0, screenNumber) { xcb_screen_next(&it) }
+        guard let screen = it.data else {
+            xcb_disconnect(c)
+            throw Failure("the X display has no screen \(screenNumber)")
+        }
+        free(xcb_xfixes_query_version_reply(c, xcb_xfixes_query_version(c, 5, 0), nil))
+        guard let ext = handoff_xfixes_extension(c), ext.pointee.present != 0 else {
+            xcb_disconnect(c)
+            throw Failure("the X server lacks the XFixes extension, which tells when the clipboard changes")
+        }
+        let window = xcb_generate_id(c)
+        var mask = XCB_EVENT_MASK_PROPERTY_CHANGE.rawValue
+        xcb_create_window(c, 0, window, screen.pointee.root, 0, 0, 1, 1, 0, UInt16(XCB_WINDOW_CLASS_INPUT_ONLY.rawValue),
+                          0, XCB_CW_EVENT_MASK.rawValue, &mask)
+        let maximum = Int(xcb_get_maximum_request_length(c)) * 4
+        var pipeEnds: [CInt] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else {
+            xcb_disconnect(c)
+            throw Failure("pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in pipeEnds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        let clipboard = X11Clipboard(connection: c, window: window, xfixesEvent: ext.pointee.first_event, wake: (pipeEnds[0], pipeEnds[1]),
+                                     pieceBytes: max(4096, min(256 * 1024, maximum - 1024)), logger: logger)
+        let selectionMask = XCB_XFIXES_SELECTION_EVENT_MASK_SET_SELECTION_OWNER.rawValue
+            | XCB_XFIXES_SELECTION_EVENT_MASK_SELECTION_WINDOW_DESTROY.rawValue | XCB_XFIXES_SELECTION_EVENT_MASK_SELECTION_CLIENT_CLOSE.rawValue
+        xcb_xfixes_select_selection_input(c, window, clipboard.atom("CLIPBOARD"), selectionMask)
+        xcb_flush(c)
+        DetachedThread.start { clipboard.loop() }
+        return clipboard
+    }
+
+    private init(connection: OpaquePointer, window: xcb_window_t, xfixesEvent: UInt8, wake: (read: CInt, write: CInt), pieceBytes: Int, logger: Logger) {
+        self.connection = connection
+        self.window = window
+        self.xfixesEvent = xfixesEvent
+        self.wake = wake
+        self.pieceBytes = pieceBytes
+        self.logger = logger
+        (events, eventSink) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    // MARK: - What the agent asks
+
+    /// Offers another workstation's copy to the apps here: this window owns CLIPBOARD,
+    /// and a paste calls `fetch` for the bytes.
+    func offer(_ id: ClipboardID, formats: [ClipboardFormat], fetch: @escaping Fetch) {
+        perform { self.takeOwnership(id, formats, fetch) }
+    }
+
+    /// Stops offering copy `id` (the account has no copy any more); the clipboard here
+    /// is then empty, as it would be once its owner went away.
+    func withdraw(_ id: ClipboardID) {
+        perform {
+            guard self.offered?.id == id else { return }
+            self.offered = nil
+            xcb_set_selection_owner(self.connection, 0, self.atom("CLIPBOARD"), self.serverTime())
+        }
+    }
+
+    /// The data of the copy here in `target`, if it is still copy `generation`: pieces as
+    /// the owner gives them. Throws when the clipboard changed since, or its owner refused.
+    func read(_ target: String, generation: UInt64) -> AsyncThrowingStream<[UInt8], Error> {
+        let (stream, sink) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        perform { self.convert(target, generation: generation, sink) }
+        return stream
+    }
+
+    /// Disconnects from the X server; the events end.
+    func close() {
+        perform { self.closing = true }
+    }
+
+    private func perform(_ body: @escaping @Sendable () -> Void) {
+        commands.withLockedValue { c in
+            guard !c.ended else { return }
+            c.list.append(body)
+            var one: UInt8 = 1
+            _ = Glibc.write(wake.write, &one, 1)
+        }
+    }
+
+    /// The X thread's last act: nothing more is queued, reads fail, the events end.
+    private func end(_ why: String, lost: Bool) {
+        commands.withLockedValue { c in
+            c.ended = true
+            c.list.removeAll()
+            Glibc.close(wake.read)
+            Glibc.close(wake.write)
+        }
+        for read in reads.values { if case .data(let sink) = read.kind { sink.finish(throwing: Failure(why)) } }
+        reads.removeAll()
+        if lost { eventSink.yield(.lost(why)) }
+        eventSink.finish()
+        xcb_disconnect(connection)
+    }
+
+    // MARK: - The X thread
+
+    private func loop() {
+        var fds = [pollfd(fd: xcb_get_file_descriptor(connection), events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        while true {
+            for command in commands.withLockedValue({ c in defer { c.list.removeAll() }; return c.list }) { command() }
+            drainEvents()
+            expireStale()
+            xcb_flush(connection)
+            if closing { return end("the clipboard is not shared any more", lost: false) }
+            if xcb_connection_has_error(connection) != 0 { return end("the connection to the X server closed", lost: true) }
+            fds[0].revents = 0
+            fds[1].revents = 0
+            _ = poll(&fds, 2, reads.isEmpty && transfers.isEmpty ? -1 : 1000)
+            if fds[1].revents != 0 {
+                var sink = [UInt8](repeating: 0, count: 64)
+                while Glibc.read(wake.read, &sink, sink.count) > 0 {}
+            }
+        }
+    }
+
+    private func drainEvents() {
+        while true {
+            let event: UnsafeMutablePointer<xcb_generic_event_t>
+            if !deferred.isEmpty {
+                event = deferred.removeFirst()
+            } else if let next = xcb_poll_for_event(connection) {
+                event = next
+            } else {
+                return
+            }
+            handle(event)
+            free(event)
+        }
+    }
+
+    private func handle(_ event: UnsafeMutablePointer<xcb_generic_event_t>) {
+        let raw = UnsafeRawPointer(event)
+        switch event.pointee.response_type & 0x7F {
+        case xfixesEvent &+ UInt8(XCB_XFIXES_SELECTION_NOTIFY):
+            ownerChanged(raw.load(as: xcb_xfixes_selection_notify_event_t.self))
+        case UInt8(XCB_SELECTION_REQUEST):
+            requested(raw.load(as: xcb_selection_request_event_t.self))
+        case UInt8(XCB_SELECTION_NOTIFY):
+            converted(raw.load(as: xcb_selection_notify_event_t.self))
+        case UInt8(XCB_SELECTION_CLEAR):
+            let e = raw.load(as: xcb_selection_clear_event_t.self)
+            if e.owner == window, e.selection == atom("CLIPBOARD") { offered = nil }
+        case UInt8(XCB_PROPERTY_NOTIFY):
+            propertyChanged(raw.load(as: xcb_property_notify_event_t.self))
+        default:
+            break
+        }
+    }
+
+    // MARK: Copies here
+
+    private func ownerChanged(_ e: xcb_xfixes_selection_notify_event_t) {
+        guard e.selection == atom("CLIPBOARD") else { return }
+        generation &+= 1
+        owner = e.owner
+        // Our own offer taking the clipboard is not a copy here: it must not echo back.
+        if e.owner == window { return }
+        offered = nil
+        guard e.owner != 0 else {
+            eventSink.yield(.cleared(generation: generation))
+            return
+        }
+        // Its targets (the formats), never its data: that is read only when pasted.
+        startConversion(atom("TARGETS"), time: e.timestamp, kind: .targets(generation))
+    }
+
+    private func convert(_ target: String, generation asked: UInt64, _ sink: AsyncThrowingStream<[UInt8], Error>.Continuation) {
+        guard asked == generation, owner != 0, owner != window else {
+            sink.finish(throwing: Failure("the clipboard changed since it was announced"))
+            return
+        }
+        startConversion(atom(target), time: 0, kind: .data(sink))
+    }
+
+    private func startConversion(_ target: xcb_atom_t, time: xcb_timestamp_t, kind: Read.Kind) {
+        // A property of ours per conversion in flight, from a small pool.
+        let property = atom("HANDOFF_SELECTION_\(nextProperty)")
+        nextProperty = (nextProperty + 1) % 16
+        if let old = reads.removeValue(forKey: property), case .data(let sink) = old.kind {
+            sink.finish(throwing: Failure("too many clipboard reads at once"))
+        }
+        reads[property] = Read(target: target, kind: kind)
+        xcb_convert_selection(connection, window, atom("CLIPBOARD"), target, property, time)
+    }
+
+    /// The owner answered a conversion of ours: the data is in our property, or in INCR
+    /// pieces to come, or it refused (property None).
+    private func converted(_ e: xcb_selection_notify_event_t) {
+        guard e.requestor == window else { return }
+        guard e.property != 0 else {
+            if let key = reads.first(where: { $0.value.target == e.target && !$0.value.incremental })?.key {
+                finish(key, Failure("the app that copied refused to hand over \(name(e.target))"))
+            }
+            return
+        }
+        guard reads[e.property] != nil else { return }
+        guard let (type, bytes) = takeProperty(e.property) else {
+            finish(e.property, Failure("could not read the clipboard's data"))
+            return
+        }
+        if type == atom("INCR") {
+            // Deleting the property (done) asks for the first piece.
+            reads[e.property]?.incremental = true
+            reads[e.property]?.touched = ContinuousClock.now
+            return
+        }
+        deliver(e.property, bytes)
+        finish(e.property, nil)
+    }
+
+    private func propertyChanged(_ e: xcb_property_notify_event_t) {
+        if e.window == window {
+            guard e.state == UInt8(XCB_PROPERTY_NEW_VALUE.rawValue), let read = reads[e.atom], read.incremental else { return }
+            guard let (_, bytes) = takeProperty(e.atom) else {
+                finish(e.atom, Failure("could not read the clipboard's data"))
+                return
+            }
+            reads[e.atom]?.touched = ContinuousClock.now
+            if bytes.isEmpty {
+                finish(e.atom, nil)
+            } else {
+                deliver(e.atom, bytes)
+            }
+        } else if e.state == UInt8(XCB_PROPERTY_DELETE.rawValue) {
+            sendNextPiece(TransferKey(requestor: e.window, property: e.atom))
+        }
+    }
+
+    private func deliver(_ property: xcb_atom_t, _ bytes: [UInt8]) {
+        guard let read = reads[property] else { return }
+        switch read.kind {
+        case .data(let sink):
+            if !bytes.isEmpty { sink.yield(bytes) }
+        case .targets(let asked):
+            guard asked == generation else { return }
+            var list: [xcb_atom_t] = []
+            bytes.withUnsafeBytes { raw in
+                for i in stride(from: 0, to: raw.count - 3, by: 4) { list.append(raw.loadUnaligned(fromByteOffset: i, as: xcb_atom_t.self)) }
+            }
+            eventSink.yield(.copied(generation: asked, targets: atomNames(list)))
+        }
+    }
+
+    private func finish(_ property: xcb_atom_t, _ failure: Failure?) {
+        guard let read = reads.removeValue(forKey: property) else { return }
+        switch read.kind {
+        case .data(let sink):
+            if let failure { sink.finish(throwing: failure) } else { sink.finish() }
+        case .targets(let asked):
+            // An owner that cannot say its targets offers nothing we could paste elsewhere.
+            if failure != nil, asked == generation { eventSink.yield(.copied(generation: asked, targets: [])) }
+        }
+    }
+
+    /// Reads and deletes one of our properties: its type and bytes.
+    private func takeProperty(_ property: xcb_atom_t) -> (xcb_atom_t, [UInt8])? {
+        guard let reply = xcb_get_property_reply(connection, xcb_get_property(connection, 1, window, property, 0, 0, 0x1FFF_FFFF), nil) else { return nil }
+        defer { free(reply) }
+        let length = Int(xcb_get_property_value_length(reply))
+        let bytes = length > 0 ? Array(UnsafeRawBufferPointer(start: xcb_get_property_value(reply), count: length)) : []
+        return (reply.pointee.type, bytes)
+    }
+
+    // MARK: Offering another workstation's copy
+
+    private func takeOwnership(_ id: ClipboardID, _ formats: [ClipboardFormat], _ fetch: @escaping Fetch) {
+        var targets: [xcb_atom_t: String] = [:]
+        for (target, mime) in ClipboardTargets.offered(formats) { targets[atom(target)] = mime }
+        let time = serverTime()
+        xcb_set_selection_owner(connection, window, atom("CLIPBOARD"), time)
+        guard let reply = xcb_get_selection_owner_reply(connection, xcb_get_selection_owner(connection, atom("CLIPBOARD")), nil) else { return }
+        defer { free(reply) }
+        guard reply.pointee.owner == window else {
+            logger.notice("could not take the clipboard to offer another workstation's copy")
+            return
+        }
+        offered = Offered(id: id, targets: targets, fetch: fetch, time: time)
+    }
+
+    /// An app here asks for the clipboard we own: its targets at once, the data once
+    /// fetched from the workstation it was copied on.
+    private func requested(_ e: xcb_selection_request_event_t) {
+        // ICCCM: an old client names no property; the target's name is used then.
+        let property = e.property == 0 ? e.target : e.property
+        guard let offered, e.owner == window, e.selection == atom("CLIPBOARD") else { return answer(e, property: 0) }
+        if e.target == atom("TARGETS") {
+            let list = [atom("TARGETS"), atom("TIMESTAMP")] + offered.targets.keys.sorted()
+            _ = list.withUnsafeBytes { xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, xcb_atom_t(XCB_ATOM_ATOM.rawValue), 32, UInt32(list.count), $0.baseAddress) }
+            return answer(e, property: property)
+        }
+        if e.target == atom("TIMESTAMP") {
+            var time = offered.time
+            xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, xcb_atom_t(XCB_ATOM_INTEGER.rawValue), 32, 1, &time)
+            return answer(e, property: property)
+        }
+        guard let mime = offered.targets[e.target] else { return answer(e, property: 0) }
+        let (fetch, id) = (offered.fetch, offered.id)
+        Task {
+            do {
+                let bytes = try await fetch(mime)
+                self.perform { self.hand(bytes, to: e, property: property, copy: id) }
+            } catch {
+                self.logger.notice("a paste here could not get the other workstation's copy", metadata: ["type": "\(mime)", "error": "\(error)"])
+                self.perform { self.answer(e, property: 0) }
+            }
+        }
+    }
+
+    private func hand(_ bytes: [UInt8], to e: xcb_selection_request_event_t, property: xcb_atom_t, copy id: ClipboardID) {
+        if bytes.count <= pieceBytes {
+            _ = bytes.withUnsafeBytes { xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, e.target, 8, UInt32(bytes.count), $0.baseAddress) }
+            return answer(e, property: property)
+        }
+        // INCR: the size first; a piece each time the requestor deletes the property.
+        var mask = XCB_EVENT_MASK_PROPERTY_CHANGE.rawValue
+        xcb_change_window_attributes(connection, e.requestor, XCB_CW_EVENT_MASK.rawValue, &mask)
+        var size = UInt32(clamping: bytes.count)
+        xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, atom("INCR"), 32, 1, &size)
+        transfers[TransferKey(requestor: e.requestor, property: property)] = Transfer(type: e.target, bytes: bytes)
+        answer(e, property: property)
+    }
+
+    private func sendNextPiece(_ key: TransferKey) {
+        guard var t = transfers[key] else { return }
+        let end = min(t.bytes.count, t.offset + pieceBytes)
+        _ = t.bytes[t.offset..<end].withUnsafeBytes {
+            xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), key.requestor, key.property, t.type, 8, UInt32(end - t.offset), $0.baseAddress)
+        }
+        if t.offset == end {
+            transfers[key] = nil  // the zero-length piece: done
+            return
+        }
+        t.offset = end
+        t.touched = ContinuousClock.now
+        transfers[key] = t
+    }
+
+    private func answer(_ e: xcb_selection_request_event_t, property: xcb_atom_t) {
+        var notify = xcb_selection_notify_event_t(response_type: UInt8(XCB_SELECTION_NOTIFY), pad0: 0, sequence: 0, time: e.time,
+                                                  requestor: e.requestor, selection: e.selection, target: e.target, property: property)
+        withUnsafeBytes(of: &notify) { raw in
+            _ = xcb_send_event(connection, 0, e.requestor, XCB_EVENT_MASK_NO_EVENT.rawValue, raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+        }
+    }
+
+    // MARK: Housekeeping
+
+    private func expireStale() {
+        let now = ContinuousClock.now
+        for (property, read) in reads where now - read.touched > Self.stale {
+            finish(property, Failure("the app that copied did not hand over its data in time"))
+        }
+        for (key, t) in transfers where now - t.touched > Self.stale { transfers[key] = nil }
+    }
+
+    /// A server timestamp for owning the selection (ICCCM asks for a real one): a
+    /// zero-length append to our own property, and the time of its PropertyNotify. Other
+    /// events read meanwhile are handled afterwards, in order.
+    private func serverTime() -> xcb_timestamp_t {
+        let property = atom("HANDOFF_TIME")
+        xcb_change_property(connection, UInt8(XCB_PROP_MODE_APPEND.rawValue), window, property, xcb_atom_t(XCB_ATOM_STRING.rawValue), 8, 0, nil)
+        xcb_flush(connection)
+        while let event = xcb_wait_for_event(connection) {
+            if event.pointee.response_type & 0x7F == UInt8(XCB_PROPERTY_NOTIFY) {
+                let e = UnsafeRawPointer(event).load(as: xcb_property_notify_event_t.self)
+                if e.window == window && e.atom == property {
+                    free(event)
+                    return e.time
+                }
+            }
+            deferred.append(event)
+        }
+        return 0  // the connection broke: the loop notices
+    }
+
+    private func atom(_ name: String) -> xcb_atom_t {
+        if let a = atoms[name] { return a }
+        let cookie = name.withCString { xcb_intern_atom(connection, 0, UInt16(strlen($0)), $0) }
+        guard let reply = xcb_intern_atom_reply(connection, cookie, nil) else { return 0 }
+        defer { free(reply) }
+        atoms[name] = reply.pointee.atom
+        names[reply.pointee.atom] = name
+        return reply.pointee.atom
+    }
+
+    private func name(_ atom: xcb_atom_t) -> String { atomNames([atom]).first ?? "?" }
+
+    /// Names of atoms, asked for together (one round trip for all the unknown ones).
+    private func atomNames(_ list: [xcb_atom_t]) -> [String] {
+        let unknown = Array(Set(list.filter { names[$0] == nil && $0 != 0 }))
+        let cookies = unknown.map { xcb_get_atom_name(connection, $0) }
+        for (atom, cookie) in zip(unknown, cookies) {
+            guard let reply = xcb_get_atom_name_reply(connection, cookie, nil) else { continue }
+            let length = Int(xcb_get_atom_name_name_length(reply))
+            let text = String(decoding: UnsafeRawBufferPointer(start: xcb_get_atom_name_name(reply), count: length), as: UTF8.self)
+            free(reply)
+            names[atom] = text
+            atoms[text] = atom
+        }
+        return list.compactMap { names[$0] }
+    }
+}
