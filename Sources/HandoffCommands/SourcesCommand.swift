@@ -5,12 +5,13 @@ import HandoffControlAPI
 struct SourcesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sources",
-        abstract: "List the desktop sources of activities, or turn one on or off.",
+        abstract: "List the desktop sources, or turn one on or off.",
         discussion: """
             The session agent (handoff-session) makes what you do in other apps your current activity: \
             media (what an MPRIS player plays), recent-documents (the file you opened last in a synced folder), \
-            browser (the focused tab, through the browser extension). `handoffctl sources off media` turns one \
-            off and keeps it off (in handoff-session.conf).
+            browser (the focused tab, through the browser extension); and shares the desktop's clipboard: \
+            clipboard (a copy here can be pasted on your other workstations). `handoffctl sources off media` \
+            turns one off and keeps it off (in handoff-session.conf).
             """)
 
     @OptionGroup var options: ClientOptions

@@ -150,6 +150,35 @@ extension WorkstationTests {
         }
     }
 
+    /// A paste whose app never reads holds its own stream only: another paste of the same
+    /// copy arrives whole meanwhile, and both daemons answer.
+    @Test func aPasteThatNeverReadsHoldsNothingElse() async throws {
+        try await withPair { net in
+            let ctl = try TestEnvironment.binary("handoffctl")
+            let made = try await net.exec("a", ["/bin/sh", "-c", "head -c 8388608 /dev/urandom | HANDOFF_SOCKET=\(net.socket("a")) \(ctl) copy --type application/octet-stream"])
+            #expect(made.status == 0, "\(made)")
+            let copy = try await newest(net, "a")!
+            try await waitForCopy(net, on: "b", copy.id)
+            let b = HandoffClient(socketPath: net.socket("b"))
+            let stalled = Task {
+                try await b.paste { stream in
+                    #expect(stream.info.length == 8_388_608)
+                    try await Task.sleep(for: .seconds(60))
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            let target = net.directory + "/whole.bin"
+            let r = try await net.ctl("b", "paste", "--output", target)
+            #expect(r.status == 0, "\(r)")
+            #expect((try FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) == 8_388_608)
+            #expect(try await net.ctl("a", "status").status == 0)
+            #expect(try await net.ctl("b", "status").status == 0)
+            #expect(try await net.ctl("a", "copy", stdin: "still copying").status == 0)
+            stalled.cancel()
+            _ = await stalled.result
+        }
+    }
+
     @Test func badClipboardRequestsChangeNothing() async throws {
         try await withPair(["--no-clipboard"]) { net in
             let a = HandoffClient(socketPath: net.socket("a"))

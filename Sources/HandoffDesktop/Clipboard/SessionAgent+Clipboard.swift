@@ -19,6 +19,9 @@ struct ClipboardBridge {
     var lastCopy: (generation: UInt64, reading: ClipboardTargets.Reading)?
     /// The account's copy the agent offers to the apps here.
     var offered: ClipboardID?
+    /// When an app here last copied: an account's copy older than that is not offered
+    /// here (it would take the clipboard from the newer copy).
+    var lastLocalCopy: Timestamp?
     var watch: Task<Void, Never>?
 }
 
@@ -78,6 +81,7 @@ extension SessionAgent {
     func desktopClipboard(_ event: X11Clipboard.Event) async {
         switch event {
         case .copied(let generation, let targets):
+            clipboard.lastLocalCopy = SystemClock.now()
             let config = loadConfiguration()
             let reading = ClipboardTargets.read(targets, excluded: config.clipboardExcludedTypes)
             if reading.secret {
@@ -120,8 +124,10 @@ extension SessionAgent {
 
     // MARK: - The account's copy changed
 
-    /// The newest copy of the account: one made elsewhere (or by handoffctl copy here) is
-    /// offered to the apps here; none takes back what was offered.
+    /// The newest copy of the account: one made on another workstation is offered to the
+    /// apps here; none takes back what was offered. A copy made here is the desktop's own
+    /// already (the agent may not even have heard back from its announcement: events
+    /// arrive while it waits), and one older than the last copy here would replace it.
     func accountClipboard(_ record: ClipboardRecord?) async {
         guard let x11 = clipboard.x11 else { return }
         guard let record else {
@@ -129,8 +135,8 @@ extension SessionAgent {
             clipboard.offered = nil
             return
         }
-        // Our own announcement, or what we offer already.
-        if record.id == clipboard.announced?.id || record.id == clipboard.offered { return }
+        guard !record.local, record.id != clipboard.offered else { return }
+        if let copiedHere = clipboard.lastLocalCopy, record.copiedAt < copiedHere { return }
         clipboard.offered = record.id
         let client = self.client, id = record.id.rawValue, logger = self.logger
         x11.offer(record.id, formats: record.formats) { mime in
