@@ -68,3 +68,104 @@ def percentile(sorted_values, p):
         return float("nan")
     k = max(1, -(-len(sorted_values) * p // 100))  # ceil(n * p / 100), at least 1
     return sorted_values[int(k) - 1]
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 now."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LoopbackPair:
+    """Two fresh private handoffds, a and b, on 127.0.0.1 (--no-discovery, fixed peer ports,
+    each trusting the other at its address): two workstations with nothing on any network.
+    `extra`: more handoffd arguments for both. Use as a context manager (`loopback_pair`)."""
+
+    def __init__(self, bindir, root, extra=()):
+        self.bindir, self.root, self.ctl = bindir, root, os.path.join(bindir, "handoffctl")
+        self.hosts = {}
+        self.marks = {}
+        for name in ("a", "b"):
+            base = os.path.join(root, name)
+            os.makedirs(base)
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "HANDOFF_SOCKET", "HANDOFF_KEEP_STARTUP_CODE")}
+            env.update(XDG_RUNTIME_DIR=base + "/run", XDG_STATE_HOME=base + "/state", XDG_CONFIG_HOME=base + "/config")
+            for d in ("run", "state", "config"):
+                os.makedirs(os.path.join(base, d), mode=0o700)
+            port = free_port()
+            log_file = open(base + "/handoffd.log", "w")
+            daemon = subprocess.Popen([os.path.join(bindir, "handoffd"), "--name", "ws-" + name, "--no-discovery",
+                                       "--peer-listen", "127.0.0.1", "--peer-port", str(port), *extra],
+                                      env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
+            self.hosts[name] = {"daemon": daemon, "env": env, "log": log_file, "port": port,
+                                "sock": base + "/run/handoff/handoffd.sock", "logpath": base + "/handoffd.log"}
+
+    def start(self):
+        import time
+        deadline = time.monotonic() + 15
+        while not all(os.path.exists(h["sock"]) for h in self.hosts.values()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the daemons did not start")
+            time.sleep(0.02)
+        ids = {n: self.run(n, "id").stdout.strip() for n in self.hosts}
+        self.run("a", "trust", ids["b"], "--address", f"127.0.0.1:{self.hosts['b']['port']}")
+        self.run("b", "trust", ids["a"], "--address", f"127.0.0.1:{self.hosts['a']['port']}")
+        return self
+
+    def run(self, host, *argv, check=True, stdin=subprocess.DEVNULL):
+        """handoffctl ARGV on `host`, its output captured as text."""
+        h = self.hosts[host]
+        return subprocess.run([self.ctl, *argv, "--socket", h["sock"]], env=h["env"], check=check,
+                              stdin=stdin, capture_output=True, text=True)
+
+    def sock(self, host):
+        return self.hosts[host]["sock"]
+
+    def env(self, host):
+        return self.hosts[host]["env"]
+
+    def pid(self, host):
+        return self.hosts[host]["daemon"].pid
+
+    def log(self, host):
+        """What `host`'s handoffd logged since `reset_logs`."""
+        with open(self.hosts[host]["logpath"], errors="replace") as f:
+            f.seek(self.marks.get(host, 0))
+            return f.read()
+
+    def reset_logs(self):
+        for name, h in self.hosts.items():
+            self.marks[name] = os.path.getsize(h["logpath"])
+
+    def stop(self):
+        import signal
+        for h in self.hosts.values():
+            h["daemon"].send_signal(signal.SIGTERM)
+        for h in self.hosts.values():
+            try:
+                h["daemon"].wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                h["daemon"].kill()
+                h["daemon"].wait()
+            h["log"].close()
+
+
+class loopback_pair:
+    """`with loopback_pair(bindir, root, extra) as pair:` a started `LoopbackPair`, stopped after."""
+
+    def __init__(self, bindir, root, extra=()):
+        self.pair = LoopbackPair(bindir, root, extra)
+
+    def __enter__(self):
+        try:
+            return self.pair.start()
+        except BaseException:
+            self.pair.stop()
+            raise
+
+    def __exit__(self, *exc):
+        self.pair.stop()
+        return False
