@@ -93,11 +93,17 @@ let package = Package(
         .systemLibrary(
             name: "CXCB", pkgConfig: "xcb-xfixes",
             providers: [.apt(["libxcb1-dev", "libxcb-xfixes0-dev"])]),
+        // Wayland's data-control protocol (the clipboard on wlroots compositors and KWin):
+        // its generated glue (scripts/wayland-protocols) over libwayland-client.
+        .target(
+            name: "CWaylandDataControl",
+            exclude: ["protocol"],
+            linkerSettings: [.linkedLibrary("wayland-client")]),
         // The desktop side of continuing, for the session agent: which app handles what,
         // launching, notifications. Never linked by handoffd.
         .target(
             name: "HandoffDesktop",
-            dependencies: ["CGIO", "CXCB", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffClient",
+            dependencies: ["CGIO", "CXCB", "CWaylandDataControl", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffClient",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),

@@ -49,9 +49,9 @@ extension SessionAgent {
             }
             logger.info("recent-documents source off")
         }
-        if config.clipboard && clipboard.x11 == nil {
+        if config.clipboard && clipboard.desktop == nil {
             startClipboard()
-        } else if !config.clipboard, clipboard.x11 != nil {
+        } else if !config.clipboard, clipboard.desktop != nil {
             await stopClipboard()
             logger.info("clipboard off")
         }
@@ -138,8 +138,8 @@ extension SessionAgent {
         var shared: String
         if !config.clipboard {
             shared = "off (clipboard = no in \(file)): copies here are not announced, and others' are not offered here"
-        } else if clipboard.x11 != nil {
-            shared = "sharing the X11 clipboard"
+        } else if let desktop = clipboard.desktop {
+            shared = "sharing the \(desktop.kind) clipboard" + (clipboard.note.map { " (\($0))" } ?? "")
             if clipboard.announced != nil { shared += "; a copy here is announced (formats only)" }
             if clipboard.offered != nil { shared += "; offering another workstation's copy" }
         } else {

@@ -9,9 +9,12 @@ import Glibc
 
 /// What the session agent knows of the clipboard here and across the account.
 struct ClipboardBridge {
-    /// The desktop's clipboard (X11 for now); nil when there is none, `problem` says why.
-    var x11: X11Clipboard?
+    /// The desktop's clipboard; nil when there is none, `problem` says why.
+    var desktop: (any DesktopClipboard)?
     var problem: String?
+    /// Said beside it in `handoffctl sources` (the Wayland compositor without data-control
+    /// whose XWayland clipboard is shared instead).
+    var note: String?
     /// The copy here the agent announced: its id, which copy of the desktop's clipboard it
     /// is, and the target to read each format from.
     var announced: (id: ClipboardID, generation: UInt64, targetFor: [String: String])?
@@ -28,42 +31,48 @@ struct ClipboardBridge {
 /// The clipboard across workstations (LocalAPI.md §23) on this desktop: a copy here is
 /// announced as its formats; a copy on another workstation is offered here by owning the
 /// clipboard, and its bytes are fetched only when an app here pastes. The desktop's side
-/// is `X11Clipboard`; what to announce is `ClipboardTargets`'.
+/// is a `DesktopClipboard` (Wayland's or X11's); what to announce is `ClipboardTargets`'.
 extension SessionAgent {
     /// The most a paste here takes from another workstation into memory (X11 hands data
     /// over whole or in INCR pieces of one buffer).
     static let pasteLimit = 256 << 20
 
-    /// Starts sharing the desktop's clipboard (`reconcileSources`, when it is on).
+    /// Starts sharing the desktop's clipboard (`reconcileSources`, when it is on): Wayland's
+    /// through its data-control protocol, else X11's.
     func startClipboard() {
-        guard clipboard.x11 == nil else { return }
-        guard let display = getenv("DISPLAY").map({ String(cString: $0) }), !display.isEmpty else {
-            clipboard.problem = getenv("WAYLAND_DISPLAY") != nil
-                ? "this Wayland session has no X11 display, and the Wayland clipboard is not supported yet"
-                : "no graphical display (DISPLAY is not set)"
+        guard clipboard.desktop == nil else { return }
+        var problems: [String] = []
+        var opened: (any DesktopClipboard)?
+        if getenv("WAYLAND_DISPLAY") != nil {
+            do { opened = try WaylandClipboard.open(logger: logger) } catch { problems.append("\(error)") }
+        }
+        if opened == nil, let display = getenv("DISPLAY").map({ String(cString: $0) }), !display.isEmpty {
+            do {
+                opened = try X11Clipboard.open(display: display, logger: logger)
+                if !problems.isEmpty {
+                    clipboard.note = "\(problems[0]); sharing XWayland's X11 clipboard instead, which holds Wayland apps' copies only if the compositor mirrors them"
+                }
+            } catch { problems.append("\(error)") }
+        }
+        guard let desktop = opened else {
+            clipboard.problem = problems.isEmpty ? "no graphical display (neither WAYLAND_DISPLAY nor DISPLAY is set)" : problems.joined(separator: "; ")
             logger.debug("no clipboard to share", metadata: ["why": "\(clipboard.problem!)"])
             return
         }
-        do {
-            let x11 = try X11Clipboard.open(display: display, logger: logger)
-            clipboard.x11 = x11
-            clipboard.problem = nil
-            logger.info("sharing the clipboard", metadata: ["display": "\(display)"])
-            clipboard.watch = Task {
-                for await event in x11.events { await self.desktopClipboard(event) }
-            }
-        } catch {
-            clipboard.problem = "\(error)"
-            logger.warning("cannot watch the clipboard", metadata: ["error": "\(error)"])
+        clipboard.desktop = desktop
+        clipboard.problem = nil
+        logger.info("sharing the clipboard", metadata: ["display": "\(desktop.kind)"])
+        clipboard.watch = Task {
+            for await event in desktop.events { await self.desktopClipboard(event) }
         }
     }
 
     /// Stops sharing (`clipboard = no`): what was announced is withdrawn, what was offered
     /// here taken back.
     func stopClipboard() async {
-        if let offered = clipboard.offered { clipboard.x11?.withdraw(offered) }
+        if let offered = clipboard.offered { clipboard.desktop?.withdraw(offered) }
         await withdrawAnnounced()
-        clipboard.x11?.close()
+        clipboard.desktop?.close()
         clipboard.watch?.cancel()
         clipboard = ClipboardBridge()
     }
@@ -78,7 +87,7 @@ extension SessionAgent {
 
     // MARK: - The desktop's clipboard changed
 
-    func desktopClipboard(_ event: X11Clipboard.Event) async {
+    func desktopClipboard(_ event: DesktopClipboardEvent) async {
         switch event {
         case .copied(let generation, let targets):
             clipboard.lastLocalCopy = SystemClock.now()
@@ -100,7 +109,7 @@ extension SessionAgent {
             await withdrawAnnounced()
         case .lost(let why):
             logger.warning("the clipboard is not shared any more", metadata: ["why": "\(why)"])
-            clipboard.x11 = nil
+            clipboard.desktop = nil
             clipboard.problem = why
         }
     }
@@ -129,9 +138,9 @@ extension SessionAgent {
     /// already (the agent may not even have heard back from its announcement: events
     /// arrive while it waits), and one older than the last copy here would replace it.
     func accountClipboard(_ record: ClipboardRecord?) async {
-        guard let x11 = clipboard.x11 else { return }
+        guard let desktop = clipboard.desktop else { return }
         guard let record else {
-            if let offered = clipboard.offered { x11.withdraw(offered) }
+            if let offered = clipboard.offered { desktop.withdraw(offered) }
             clipboard.offered = nil
             return
         }
@@ -139,13 +148,13 @@ extension SessionAgent {
         if let copiedHere = clipboard.lastLocalCopy, record.copiedAt < copiedHere { return }
         clipboard.offered = record.id
         let client = self.client, id = record.id.rawValue, logger = self.logger
-        x11.offer(record.id, formats: record.formats) { mime in
+        desktop.offer(record.id, formats: record.formats) { mime in
             let started = ContinuousClock.now
             let bytes = try await client.paste(type: mime, id: id) { stream in
                 var all: [UInt8] = []
                 while let piece = try await stream.reader.read() {
                     guard all.count + piece.readableBytes <= SessionAgent.pasteLimit else {
-                        throw X11Clipboard.Failure("the copy is larger than \(SessionAgent.pasteLimit >> 20) MiB, more than a paste here takes")
+                        throw ClipboardFailure("the copy is larger than \(SessionAgent.pasteLimit >> 20) MiB, more than a paste here takes")
                     }
                     all += piece.readableBytesView
                 }
@@ -163,11 +172,11 @@ extension SessionAgent {
     /// The bytes of the copy here in one format, read from the app that copied only now;
     /// refused when the clipboard changed since it was announced.
     func serveClipboard(_ id: ClipboardID, type: String, streamID: String) async {
-        guard let x11 = clipboard.x11, let announced = clipboard.announced, announced.id == id, let target = announced.targetFor[type] else {
+        guard let desktop = clipboard.desktop, let announced = clipboard.announced, announced.id == id, let target = announced.targetFor[type] else {
             try? await client.refuseStream(streamID, reason: "the clipboard here changed since that copy was announced")
             return
         }
-        var pieces = x11.read(target, generation: announced.generation).makeAsyncIterator()
+        var pieces = desktop.read(target, generation: announced.generation).makeAsyncIterator()
         let first: [UInt8]?
         do { first = try await pieces.next() } catch {
             try? await client.refuseStream(streamID, reason: "\(error)")

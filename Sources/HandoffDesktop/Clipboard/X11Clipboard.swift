@@ -1,7 +1,6 @@
 import CXCB
 import HandoffCore
 import Logging
-import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,36 +10,19 @@ import Glibc
 /// and owning CLIPBOARD to offer another workstation's copy to the apps here, fetching
 /// the bytes only when one of them pastes. Every X call happens on one thread of its
 /// own; the agent talks to it through `perform`, and hears from it through `events`.
-final class X11Clipboard: @unchecked Sendable {
+final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     // @unchecked: everything below `X thread state` is touched on the X thread only.
+    typealias Failure = ClipboardFailure
+    typealias Fetch = DesktopClipboardFetch
 
-    enum Event: Sendable, Equatable {
-        /// An app here copied: its targets. `generation` names this copy when reading it.
-        case copied(generation: UInt64, targets: [String])
-        /// The clipboard here holds nothing now (its owner went away).
-        case cleared(generation: UInt64)
-        /// The connection to the X server is gone.
-        case lost(String)
-    }
-
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
-    }
-
-    /// Fetches the bytes of a copy we offer, in one MIME type, when an app here pastes.
-    typealias Fetch = @Sendable (_ mime: String) async throws -> [UInt8]
-
-    let events: AsyncStream<Event>
-    private let eventSink: AsyncStream<Event>.Continuation
+    let kind = "X11"
+    let events: AsyncStream<DesktopClipboardEvent>
+    private let eventSink: AsyncStream<DesktopClipboardEvent>.Continuation
     private let connection: OpaquePointer
     private let window: xcb_window_t
     private let xfixesEvent: UInt8
     private let logger: Logger
-    private let wake: (read: CInt, write: CInt)
-    /// Work for the X thread, and whether it has ended (then nothing is queued, and the
-    /// wake-up pipe, closed, is never written to).
-    private let commands = NIOLockedValueBox<(list: [@Sendable () -> Void], ended: Bool)>(([], false))
+    private let commands: WakeQueue
     /// A property larger than this goes in INCR pieces of this size.
     private let pieceBytes: Int
     /// A conversion or INCR transfer that makes no progress for this long is given up.
@@ -116,16 +98,12 @@ final class X11Clipboard: @unchecked Sendable {
         xcb_create_window(c, 0, window, screen.pointee.root, 0, 0, 1, 1, 0, UInt16(XCB_WINDOW_CLASS_INPUT_ONLY.rawValue),
                           0, XCB_CW_EVENT_MASK.rawValue, &mask)
         let maximum = Int(xcb_get_maximum_request_length(c)) * 4
-        var pipeEnds: [CInt] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
+        let commands: WakeQueue
+        do { commands = try WakeQueue() } catch {
             xcb_disconnect(c)
-            throw Failure("pipe: \(String(cString: strerror(errno)))")
+            throw error
         }
-        for fd in pipeEnds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        let clipboard = X11Clipboard(connection: c, window: window, xfixesEvent: ext.pointee.first_event, wake: (pipeEnds[0], pipeEnds[1]),
+        let clipboard = X11Clipboard(connection: c, window: window, xfixesEvent: ext.pointee.first_event, commands: commands,
                                      pieceBytes: max(4096, min(256 * 1024, maximum - 1024)), logger: logger)
         let selectionMask = XCB_XFIXES_SELECTION_EVENT_MASK_SET_SELECTION_OWNER.rawValue
             | XCB_XFIXES_SELECTION_EVENT_MASK_SELECTION_WINDOW_DESTROY.rawValue | XCB_XFIXES_SELECTION_EVENT_MASK_SELECTION_CLIENT_CLOSE.rawValue
@@ -135,14 +113,14 @@ final class X11Clipboard: @unchecked Sendable {
         return clipboard
     }
 
-    private init(connection: OpaquePointer, window: xcb_window_t, xfixesEvent: UInt8, wake: (read: CInt, write: CInt), pieceBytes: Int, logger: Logger) {
+    private init(connection: OpaquePointer, window: xcb_window_t, xfixesEvent: UInt8, commands: WakeQueue, pieceBytes: Int, logger: Logger) {
         self.connection = connection
         self.window = window
         self.xfixesEvent = xfixesEvent
-        self.wake = wake
+        self.commands = commands
         self.pieceBytes = pieceBytes
         self.logger = logger
-        (events, eventSink) = AsyncStream.makeStream(of: Event.self)
+        (events, eventSink) = AsyncStream.makeStream(of: DesktopClipboardEvent.self)
     }
 
     // MARK: - What the agent asks
@@ -176,23 +154,11 @@ final class X11Clipboard: @unchecked Sendable {
         perform { self.closing = true }
     }
 
-    private func perform(_ body: @escaping @Sendable () -> Void) {
-        commands.withLockedValue { c in
-            guard !c.ended else { return }
-            c.list.append(body)
-            var one: UInt8 = 1
-            _ = Glibc.write(wake.write, &one, 1)
-        }
-    }
+    private func perform(_ body: @escaping @Sendable () -> Void) { commands.perform(body) }
 
     /// The X thread's last act: nothing more is queued, reads fail, the events end.
     private func end(_ why: String, lost: Bool) {
-        commands.withLockedValue { c in
-            c.ended = true
-            c.list.removeAll()
-            Glibc.close(wake.read)
-            Glibc.close(wake.write)
-        }
+        commands.end()
         for read in reads.values { if case .data(let sink) = read.kind { sink.finish(throwing: Failure(why)) } }
         reads.removeAll()
         if lost { eventSink.yield(.lost(why)) }
@@ -204,9 +170,9 @@ final class X11Clipboard: @unchecked Sendable {
 
     private func loop() {
         var fds = [pollfd(fd: xcb_get_file_descriptor(connection), events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: commands.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
-            for command in commands.withLockedValue({ c in defer { c.list.removeAll() }; return c.list }) { command() }
+            for command in commands.take() { command() }
             drainEvents()
             expireStale()
             xcb_flush(connection)
@@ -215,10 +181,6 @@ final class X11Clipboard: @unchecked Sendable {
             fds[0].revents = 0
             fds[1].revents = 0
             _ = poll(&fds, 2, reads.isEmpty && transfers.isEmpty ? -1 : 1000)
-            if fds[1].revents != 0 {
-                var sink = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(wake.read, &sink, sink.count) > 0 {}
-            }
         }
     }
 

@@ -38,6 +38,10 @@ final class DesktopSession: @unchecked Sendable {
         // Only this session's own X server: X sockets live in /tmp, which every test shares,
         // and an agent on another test's display would take part in its clipboard.
         if let display { env["DISPLAY"] = ":\(display)" }
+        if let waylandRuntime {
+            env["WAYLAND_DISPLAY"] = "wayland-1"
+            env["XDG_RUNTIME_DIR"] = waylandRuntime
+        }
         return env
     }
 
@@ -81,6 +85,36 @@ final class DesktopSession: @unchecked Sendable {
             return found != nil
         }
         display = found
+    }
+
+    /// The Wayland runtime directory of this session's compositor, once `startSway` started it.
+    private(set) var waylandRuntime: String?
+
+    /// sway, headless, as the Wayland compositor of this session (a wlroots compositor with
+    /// the data-control protocol). It refuses to run as root, so it runs as a system user
+    /// of its own, made here if missing; its runtime directory is that user's. Clients here
+    /// (the agent, wl-copy, wl-paste) run as root, which may use its socket.
+    func startSway() async throws {
+        guard waylandRuntime == nil else { return }
+        let user = "handoff-wayland"
+        func run(_ tool: String, _ args: [String]) async throws -> Int32 { try await CommandLineTool.run(tool, args, environment: [:]).status }
+        if try await run("/usr/bin/id", ["-u", user]) != 0 {
+            // Two tests may make it at once: the one that loses finds it made.
+            _ = try await run("/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user])
+            guard try await run("/usr/bin/id", ["-u", user]) == 0 else { throw TestFailure("could not make the user \(user) for sway") }
+        }
+        let runtime = try TestEnvironment.makeTemporaryDirectory()
+        _ = try await run("/bin/chown", ["\(user):\(user)", runtime])
+        let config = runtime + "/sway.conf"
+        try "output HEADLESS-1 resolution 640x480\n".write(toFile: config, atomically: true, encoding: .utf8)
+        _ = try await run("/bin/chown", ["\(user):\(user)", config])
+        waylandRuntime = runtime
+        let pid = try await net.spawn(host, log: root + "/sway.log", [
+            "setpriv", "--reuid", user, "--regid", user, "--init-groups", "env", "-i", "XDG_RUNTIME_DIR=" + runtime, "PATH=/usr/bin:/bin",
+            "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman", "WLR_HEADLESS_OUTPUTS=1", "sway", "-c", config,
+        ])
+        pids.append(pid)
+        try await eventually(15, "sway on \(host) to make its Wayland socket") { FileManager.default.fileExists(atPath: runtime + "/wayland-1") }
     }
 
     /// Xvfb and dunst on the session bus: a real notification server.
@@ -138,6 +172,7 @@ final class DesktopSession: @unchecked Sendable {
 
     func stop() {
         for pid in pids.reversed() { net.stop(pid, SIGTERM) }
+        if let waylandRuntime { try? FileManager.default.removeItem(atPath: waylandRuntime) }
     }
 }
 
