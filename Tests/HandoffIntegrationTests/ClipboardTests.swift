@@ -179,6 +179,59 @@ extension WorkstationTests {
         }
     }
 
+    /// A member gone bad (Tests/Fixtures/hostile-keeper: b's certificate and key in a
+    /// program that writes messages by hand from PeerProtocol.md §19) announces junk, too
+    /// much, and pulls what a never offered: capped and logged, refused, and a lives on.
+    @Test func aHostilePeersClipboardIsCappedOrRefused() async throws {
+        try await withPair { net in
+            let idB = try await net.deviceID("b")
+            #expect(try await net.ctl("a", "copy", stdin: "a's own").status == 0)
+            let mine = try await newest(net, "a")!
+            await net.kill("b", SIGTERM)
+            try await eventually(15, "a to see b gone") { try await !net.isConnected("a", to: idB) }
+            let address = try await net.address("a"), port = try net.peerPort("a")
+            func send(_ which: String, _ extra: [String] = []) async throws -> [String: Any] {
+                let r = try await net.exec("b", ["/usr/bin/python3", TestEnvironment.packageRoot + "/Tests/Fixtures/hostile-keeper", address, String(port),
+                                                 "--cert", net.stateDirectory("b") + "/device-cert.pem", "--key", net.stateDirectory("b") + "/device-key.pem",
+                                                 "--case", which] + extra)
+                #expect(r.status == 0, "\(which): \(r)")
+                return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+            }
+            func log() -> String { (try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? "" }
+
+            // Pulls of what a did not offer: refused, nothing sent.
+            let wrongType = try await send("clipboard-pull", ["--clipboard-id", mine.id.rawValue, "--type", "image/png"])
+            #expect(wrongType["error"] as? String == "format-not-offered", "\(wrongType)")
+            let wrongCopy = try await send("clipboard-pull", ["--clipboard-id", ClipboardID.random().rawValue, "--type", "text/plain;charset=utf-8"])
+            #expect(wrongCopy["error"] as? String == "clipboard-changed", "\(wrongCopy)")
+
+            // 3000 formats of junk: what is usable is kept (at most 32), the rest left out and
+            // logged. Heard on a's event stream: the copy goes again when the link closes.
+            let events = try await HandoffClient(socketPath: net.socket("a")).openSession()
+            defer { events.close() }
+            let heard = Task { () -> ClipboardRecord? in
+                for try await event in events.events {
+                    if case .clipboard(let r?) = event, !r.local { return r }
+                }
+                return nil
+            }
+            let junk = try await send("clipboard-junk")
+            #expect(junk["error"] is NSNull && junk["closed"] as? Bool == false, "\(junk)")
+            let theirs = try await heard.value
+            let formats = theirs?.formats ?? []
+            #expect(!formats.isEmpty && formats.count <= 32, "\(formats.count)")
+            #expect(formats.allSatisfy { ClipboardFormat.isValidType($0.type) && ($0.size ?? 0) <= 64 << 20 && !$0.type.contains("big") }, "\(formats)")
+            #expect(Set(formats.map(\.type)).count == formats.count)
+            #expect(log().contains("left out formats of a peer's copy"))
+
+            // More formats than any sender means: the message is malformed, the link closes.
+            let flood = try await send("clipboard-flood")
+            #expect(flood["error"] as? String == "malformed" && flood["closed"] as? Bool == true, "\(flood)")
+            #expect(try await net.ctl("a", "status").status == 0)
+            #expect(!log().contains("Fatal error"))
+        }
+    }
+
     @Test func badClipboardRequestsChangeNothing() async throws {
         try await withPair(["--no-clipboard"]) { net in
             let a = HandoffClient(socketPath: net.socket("a"))

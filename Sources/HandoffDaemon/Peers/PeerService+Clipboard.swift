@@ -38,7 +38,7 @@ extension PeerService {
             throw HandoffError(.invalid, code: error.code, message: error.message)
         }
         performClipboard(actions)
-        logger.info("copied", metadata: ["formats": "\(formats.map { "\($0.type) (\($0.size) B)" }.joined(separator: ", "))",
+        logger.info("copied", metadata: ["formats": "\(formats.map { "\($0.type) (\($0.size.map { "\($0) B" } ?? "size not known"))" }.joined(separator: ", "))",
                                          "held": "\(holder.isBytes ? "by handoffd" : "by an app")"])
         return clipboard.record(at: now)!
     }
