@@ -220,6 +220,40 @@ static inline const char *handoff_variant_first_string(GVariant *v) {
 }
 
 static inline GVariant *handoff_params_string(const char *s) { return g_variant_new("(s)", s); }
+static inline GVariant *handoff_params_uint32(guint32 u) { return g_variant_new("(u)", u); }
+static inline GVariant *handoff_params_property(const char *iface, const char *name) { return g_variant_new("(ss)", iface, name); }
+
+// logind: the object path in a "(o)" answer (GetUser), or in a property "(v)" holding "(so)"
+// (User.Display); NULL if it is neither. Free with g_free.
+static inline gchar *handoff_variant_object_path(GVariant *v) {
+    if (g_variant_is_of_type(v, G_VARIANT_TYPE("(o)"))) {
+        const char *path = NULL;
+        g_variant_get(v, "(&o)", &path);
+        return g_strdup(path);
+    }
+    if (!g_variant_is_of_type(v, G_VARIANT_TYPE("(v)"))) return NULL;
+    GVariant *inner = NULL;
+    g_variant_get(v, "(v)", &inner);
+    gchar *out = NULL;
+    if (g_variant_is_of_type(inner, G_VARIANT_TYPE("(so)"))) {
+        const char *path = NULL;
+        g_variant_get(inner, "(&s&o)", NULL, &path);
+        out = g_strdup(path);
+    }
+    g_variant_unref(inner);
+    return out;
+}
+
+// A boolean property's "(v)" answer.
+static inline gboolean handoff_variant_boxed_boolean(GVariant *v, gboolean *b) {
+    if (!g_variant_is_of_type(v, G_VARIANT_TYPE("(v)"))) return FALSE;
+    GVariant *inner = NULL;
+    g_variant_get(v, "(v)", &inner);
+    gboolean ok = g_variant_is_of_type(inner, G_VARIANT_TYPE_BOOLEAN);
+    if (ok) *b = g_variant_get_boolean(inner);
+    g_variant_unref(inner);
+    return ok;
+}
 static inline GVariant *handoff_params_getall(const char *iface) { return g_variant_new("(s)", iface); }
 /// NULL when `trackid` is not an object path (a player's own business, but g_variant_new
 /// would fail on it).

@@ -78,6 +78,39 @@ extension WorkstationTests {
         }
     }
 
+    /// A copy made behind a locked screen (logind's LockedHint, from a stand-in on a's
+    /// system bus) is never announced; once unlocked, the next copy is.
+    @Test func aCopyWhileLockedIsNeverAnnounced() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let logind = net.directory + "/a-logind.log"
+            let standin = try await net.spawn("a", log: logind, [TestEnvironment.packageRoot + "/Tests/Fixtures/logind-standin"])
+            func said() -> String { (try? String(contentsOfFile: logind, encoding: .utf8)) ?? "" }
+            try await eventually(10, "the logind stand-in on a") { said().contains("ready") }
+            let a = try DesktopSession(net, host: "a")
+            defer { a.stop() }
+            try await a.startBus()
+            try await a.startX()
+            try await a.startAgent()
+            try await eventually(10, "a's agent to share the clipboard") { a.log.contains("sharing the clipboard") }
+
+            net.stop(standin, SIGHUP)
+            try await eventually(5, "the session to be locked") { said().contains("locked true") }
+            let log = a.root + "/locked.log"
+            _ = try await net.spawn("a", log: log, [Self.owner, "UTF8_STRING=@typed behind the lock"], environment: a.environment)
+            try await eventually(10, "a's agent to see the copy") { a.log.contains("while the session is locked is not announced") }
+            #expect(try await newest(net, "a") == nil)
+            #expect(try await newest(net, "b") == nil)
+
+            net.stop(standin, SIGHUP)
+            try await eventually(5, "the session to be unlocked") { said().contains("locked false") }
+            _ = try await net.spawn("a", log: a.root + "/unlocked.log", [Self.owner, "UTF8_STRING=@typed by the user"], environment: a.environment)
+            try await eventually(15, "the copy made unlocked to reach b") { try await newest(net, "b")?.local == false }
+        }
+    }
+
     @Test func aSecretCopyIsNeverAnnouncedAndLargeDataArrivesWhole() async throws {
         try await withDesktops { net, a, b in
             let log = a.root + "/secret.log"

@@ -97,6 +97,11 @@ extension SessionAgent {
                 logger.info("a copy marked secret by a password manager is not announced")
                 clipboard.lastCopy = nil
                 await withdrawAnnounced()
+            } else if await SessionLock.isLocked(loop: loop) == true {
+                // Whoever copies behind a locked screen is not the user at the keyboard.
+                logger.info("a copy made while the session is locked is not announced")
+                clipboard.lastCopy = nil
+                await withdrawAnnounced()
             } else if reading.formats.isEmpty {
                 clipboard.lastCopy = nil
                 await withdrawAnnounced()
