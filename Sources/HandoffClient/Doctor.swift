@@ -40,7 +40,28 @@ public enum Doctor {
         }
         let port = daemonChecks.first { $0.id == "discovery" }.flatMap { peerPort(in: $0.detail) }
         checks.append(firewallCheck(peerPort: port))
+        if checks.first(where: { $0.id == "daemon" })?.status == .ok, (try? await client.status())?.launcher == true,
+           let source = (try? await client.sources())?.first(where: { $0.name == "clipboard" }) {
+            checks.append(clipboardCheck(source))
+        }
         return checks + daemonChecks
+    }
+
+    /// What the session agent does with the desktop's clipboard (only with an agent: a
+    /// headless machine has handoffctl copy and paste alone).
+    static func clipboardCheck(_ source: DesktopSource) -> DiagnosticCheck {
+        let everywhere = "`handoffctl copy` and `handoffctl paste` work on any workstation"
+        if !source.enabled {
+            return DiagnosticCheck("clipboard", .ok, "clipboard", source.detail, fix: "handoffctl sources on clipboard")
+        }
+        if source.detail.contains("no data-control") {
+            // GNOME's Mutter: no program outside gnome-shell can follow the Wayland clipboard.
+            return DiagnosticCheck("clipboard", .warning, "clipboard", source.detail,
+                                   fix: "this compositor (GNOME's Mutter) lets no program follow its clipboard; copies in X11 apps and \(everywhere)")
+        }
+        if source.detail.hasPrefix("sharing") { return DiagnosticCheck("clipboard", .ok, "clipboard", source.detail) }
+        return DiagnosticCheck("clipboard", .warning, "clipboard", source.detail,
+                               fix: "the session agent needs DISPLAY (X11) or WAYLAND_DISPLAY with a data-control protocol (sway, KWin); \(everywhere)")
     }
 
     static func socketCheck(_ path: String, _ info: stat) -> DiagnosticCheck {

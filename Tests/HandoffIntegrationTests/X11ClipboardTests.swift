@@ -53,6 +53,8 @@ extension WorkstationTests {
             }
             #expect(record?.local == false && record?.formats.map(\.type) == ["text/plain;charset=utf-8", "text/html"], "\(String(describing: record))")
             #expect(requests(log) == ["TARGETS"], "a's app is asked for its formats, not its data")
+            let doctor = try await net.ctl("a", "doctor")
+            #expect(doctor.stdout.contains("ok       clipboard: sharing the X11 clipboard"), "\(doctor)")
             // b's agent holds b's clipboard now: its targets come from the announcement alone.
             try await eventually(10, "b's agent to offer the copy") { try await xclip(b, "-o", "-t", "TARGETS").stdout.contains("UTF8_STRING") }
             #expect(requests(log) == ["TARGETS"])

@@ -33,7 +33,11 @@ func seeds() -> [[UInt8]] {
         .continued(activityID: a.id), .error(code: "x", message: "y"), .streamOpen(activityID: a.id, document: true),
         .streamAccepted(length: 42), .pairCommit([UInt8](repeating: 1, count: 32)), .pairNonce([UInt8](repeating: 2, count: 32)), .pairConfirm,
         .account([[1, 2, 3]]), .advertisementKey(generation: 2, key: [UInt8](repeating: 3, count: 32)),
-        .keptIndex([.init(origin: [UInt8](repeating: 4, count: 32), sequence: 1_800_000_000_000_000)]), .kept([[1, 2, 3]])]
+        .keptIndex([.init(origin: [UInt8](repeating: 4, count: 32), sequence: 1_800_000_000_000_000)]), .kept([[1, 2, 3]]),
+        .clipboard(ClipboardOffer(id: ClipboardID("00112233445566778899aabbccddeeff")!, formats: [
+            ClipboardFormat(type: "text/plain;charset=utf-8", size: 12), ClipboardFormat(type: "image/png", size: nil)],
+            ageMilliseconds: 1500, remainingMilliseconds: 598_500)),
+        .clipboard(nil), .clipboardOpen(id: ClipboardID("00112233445566778899aabbccddeeff")!, type: "text/uri-list")]
     return messages.map(PeerMessageCoding.encode)
 }
 
