@@ -17,9 +17,10 @@ extension HandoffClient {
         try decode(try await call(.announceClipboard, body: AnnounceClipboardRequest(formats: formats, session: session).json), ClipboardRecord.init(json:))
     }
 
-    /// Withdraws this workstation's copy; the newest copy afterwards.
-    public func withdrawClipboard() async throws -> ClipboardRecord? {
-        try decode(try await call(.withdrawClipboard, body: .object([:])), ClipboardRecord.newest(json:))
+    /// Withdraws this workstation's copy (with `id`, only if that is still its copy); the
+    /// newest copy afterwards.
+    public func withdrawClipboard(id: ClipboardID? = nil) async throws -> ClipboardRecord? {
+        try decode(try await call(.withdrawClipboard, body: WithdrawClipboardRequest(id: id).json), ClipboardRecord.newest(json:))
     }
 
     /// Copies `bytes` in `type`; handoffd keeps them (at most its `clipboard-held-max-bytes`)

@@ -75,6 +75,24 @@ enum ClipboardFormats {
     }
 }
 
+/// `DELETE /v1/clipboard`: withdraws this workstation's copy; with `id`, only that copy
+/// (a copy made since, by another app or handoffctl, stays).
+public struct WithdrawClipboardRequest: Sendable, Equatable {
+    public var id: ClipboardID?
+
+    public init(id: ClipboardID? = nil) { self.id = id }
+
+    public var json: JSONValue { .object(id.map { ["id": .string($0.rawValue)] } ?? [:]) }
+
+    public init(body: JSONObject) throws(HandoffError) {
+        id = try RequestBody.read(body) { r throws(ValidationError) -> ClipboardID? in
+            guard let text = try r.string("id") else { return nil }
+            guard let id = ClipboardID(text) else { throw ValidationError(field: "body.id", problem: "is not 32 hex digits") }
+            return id
+        }
+    }
+}
+
 /// `POST /v1/clipboard`: an app (the session agent, for the desktop's clipboard) says it
 /// copied something it will serve when a paste asks: the formats, never the bytes. The
 /// session (body or `Handoff-Session`) answers `clipboard-requested`.

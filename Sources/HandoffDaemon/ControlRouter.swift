@@ -176,8 +176,8 @@ struct ControlRouter: Sendable {
                 }
                 return .created(try await peers.announceClipboard(body.formats, session: session).json)
             case .withdrawClipboard:
-                try requireEmptyObject(request)
-                return .ok(ClipboardRecord.newestJSON(await peers.withdrawClipboard()))
+                let body = try WithdrawClipboardRequest(body: try request.jsonObject())
+                return .ok(ClipboardRecord.newestJSON(await peers.withdrawClipboard(body.id)))
             case .openStream, .acceptStream, .pasteClipboard, .copyToClipboard:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlEndpoint.streamProtocol {

@@ -83,6 +83,9 @@ struct ClipboardTableTests {
         #expect(t.nextExpiry == Self.at(600))
         #expect(t.expire(at: Self.at(599.9)).isEmpty)
         #expect(t.expire(at: Self.at(600)) == [.emit(nil)])
+        // Durations near Int64.max are capped, not overflowed.
+        _ = t.received(theirs(age: .max, remaining: .max), from: laptop, device: PeerDevice(id: "L", name: "l"), at: Self.at(700))
+        #expect(t.newest?.expiresAt == Self.at(1300))
         // Nothing left to paste.
         _ = t.received(theirs(remaining: 0), from: laptop, device: PeerDevice(id: "L", name: "l"), at: Self.at(601))
         #expect(t.newest == nil)

@@ -232,6 +232,31 @@ extension WorkstationTests {
         }
     }
 
+    /// An app that sends more than the size it announced: the paste fails, and says why.
+    @Test func moreThanWasAnnouncedIsRefused() async throws {
+        try await withPair { net in
+            let a = HandoffClient(socketPath: net.socket("a"))
+            let session = try await a.openSession()
+            defer { session.close() }
+            let record = try await a.announceClipboard([ClipboardFormat(type: "text/plain", size: 10)], session: session.token)
+            try await waitForCopy(net, on: "b", record.id)
+            let origin = Task {
+                for try await event in session.events {
+                    guard case .clipboardRequested(_, _, let streamID, _) = event else { continue }
+                    try? await a.acceptStream(streamID) { stream in
+                        try await stream.writer.write([UInt8](repeating: 65, count: 100_000))
+                        try await stream.writer.finish()
+                        while try await stream.reader.read() != nil {}
+                    }
+                }
+            }
+            defer { origin.cancel() }
+            let r = try await net.ctl("b", "paste")
+            #expect(r.status == 1 && r.stderr.contains("more than 10 bytes"), "\(r)")
+            #expect(r.stdout.count <= 10)
+        }
+    }
+
     @Test func badClipboardRequestsChangeNothing() async throws {
         try await withPair(["--no-clipboard"]) { net in
             let a = HandoffClient(socketPath: net.socket("a"))

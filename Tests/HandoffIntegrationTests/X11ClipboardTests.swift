@@ -65,6 +65,14 @@ extension WorkstationTests {
             #expect(try await xclip(b, "-o", "-t", "text/html").stdout == "<b>marker</b>")
             #expect(requests(log) == ["TARGETS", "UTF8_STRING", "text/html"])
 
+            // Copied again on a: once b has heard, it pastes the new copy, never the old one.
+            let first = try await newest(net, "b")?.id
+            let log2 = a.root + "/owner2.log"
+            _ = try await net.spawn("a", log: log2, [Self.owner, "UTF8_STRING=@marker text 2"], environment: a.environment)
+            try await eventually(15, "b to hear of a's second copy") { let n = try await newest(net, "b"); return n != nil && n?.id != first }
+            try await eventually(10, "b to paste a's second copy") { try await xclip(b, "-o").stdout == "marker text 2" }
+            #expect(requests(log).count == 3, "a's first app was asked nothing more: \(requests(log))")
+
             // A copy on b wins on both, and does not come back to b as a's.
             try "from b".write(toFile: b.root + "/from-b.txt", atomically: true, encoding: .utf8)
             _ = try await net.spawn("b", log: b.root + "/xclip.log", ["xclip", "-selection", "clipboard", "-quiet", "-i", b.root + "/from-b.txt"],

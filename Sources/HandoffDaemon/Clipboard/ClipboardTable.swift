@@ -98,7 +98,8 @@ struct ClipboardTable {
         let formats = offer.formats.filter { ($0.size ?? 0) <= maximumFormatBytes }
         let dropped = offer.formats.count - formats.count
         let copiedAt = now.adding(nanoseconds: -min(offer.ageMilliseconds, lifetimeNanoseconds / 1_000_000) * 1_000_000)
-        let remaining = min(offer.remainingMilliseconds * 1_000_000, lifetimeNanoseconds)
+        // Capped before scaling: a peer's `remaining` may be anything up to Int64.max.
+        let remaining = min(offer.remainingMilliseconds, lifetimeNanoseconds / 1_000_000) * 1_000_000
         guard !formats.isEmpty, remaining > 0 else {
             // Nothing of it can be pasted here: as good as none from that peer.
             return (received(nil, from: origin, device: device, at: now).actions, dropped)

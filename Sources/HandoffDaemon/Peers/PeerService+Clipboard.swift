@@ -44,10 +44,10 @@ extension PeerService {
     }
 
     /// Our copy is withdrawn (cleared, or the app's clipboard changed to something not to
-    /// share); the newest copy afterwards.
-    func withdrawClipboard() -> ClipboardRecord? {
+    /// share); with `id`, only if that is still our copy. The newest copy afterwards.
+    func withdrawClipboard(_ id: ClipboardID? = nil) -> ClipboardRecord? {
         let now = clock.now()
-        performClipboard(clipboard.withdraw(at: now))
+        performClipboard(clipboard.withdraw(id, at: now))
         return clipboard.record(at: now)
     }
 
@@ -119,6 +119,8 @@ extension PeerService {
                 await tell(app, StreamFailure("peer_unreachable", "the workstation the copy was made on is not connected any more"))
                 return
             }
+            var app = app
+            app.limit = min(format.size ?? .max, settings.clipboardMaximumFormatBytes)
             await relayStream(to: link, asking: .clipboardOpen(id: clip, type: format.type),
                               open: ["clipboardID": .string(clip.rawValue), "type": .string(format.type)], subject: ("clipboard", clip.rawValue), app: app)
         case .local(.bytes(let bytes), let format, let clip):

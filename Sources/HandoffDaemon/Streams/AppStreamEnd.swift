@@ -21,6 +21,9 @@ struct AppStreamEnd: Sendable {
     /// The origin app's source and sink, when it handed them over (§15.8): handoffd then
     /// moves the bytes itself, and the connection carries only `open`, `end` and `error`.
     var handedOver: HandedOverDescriptors? = nil
+    /// The most the peer may send this app (a paste: `clipboard-max-bytes`, whatever size
+    /// the copy announced, or none); more fails the stream with `too_large`.
+    var limit: Int64? = nil
 }
 
 extension NIOAsyncChannel.Configuration where Inbound == StreamFrame {

@@ -205,6 +205,14 @@ enum StreamRelay {
             while let message = try await messages.next() {
                 switch message {
                 case .stream(.data(let bytes)) where !ended:
+                    if let limit = app?.limit, state.counts.toApp + Int64(bytes.readableBytes) > limit {
+                        let f = StreamFailure("too_large", "more than \(limit) bytes came; the rest is refused")
+                        if state.fail(f) {
+                            if let app { await sendLast(f.frame, on: app.channel) }
+                            await sendLast(f.peerFrame, on: peerChannel)
+                        }
+                        return .done
+                    }
                     if let app, let sink = app.sink {
                         do { try await sink.write(bytes) } catch {
                             await failWriting(error, sink)

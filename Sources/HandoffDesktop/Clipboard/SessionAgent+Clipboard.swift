@@ -70,11 +70,13 @@ extension SessionAgent {
     /// Stops sharing (`clipboard = no`): what was announced is withdrawn, what was offered
     /// here taken back.
     func stopClipboard() async {
-        if let offered = clipboard.offered { clipboard.desktop?.withdraw(offered) }
-        await withdrawAnnounced()
-        clipboard.desktop?.close()
-        clipboard.watch?.cancel()
+        // Forgotten before the await, so nothing arriving meanwhile is announced or offered.
+        let was = clipboard
         clipboard = ClipboardBridge()
+        was.watch?.cancel()
+        if let offered = was.offered { was.desktop?.withdraw(offered) }
+        was.desktop?.close()
+        if let announced = was.announced { _ = try? await client.withdrawClipboard(id: announced.id) }
     }
 
     /// A new event session: what was announced went with the old one.
@@ -116,6 +118,9 @@ extension SessionAgent {
             logger.warning("the clipboard is not shared any more", metadata: ["why": "\(why)"])
             clipboard.desktop = nil
             clipboard.problem = why
+            clipboard.offered = nil
+            clipboard.lastCopy = nil
+            await withdrawAnnounced()
         }
     }
 
@@ -131,9 +136,10 @@ extension SessionAgent {
     }
 
     private func withdrawAnnounced() async {
-        guard clipboard.announced != nil else { return }
+        guard let announced = clipboard.announced else { return }
         clipboard.announced = nil
-        _ = try? await client.withdrawClipboard()
+        // That copy only: one made since (handoffctl copy, another app) is not ours to take back.
+        _ = try? await client.withdrawClipboard(id: announced.id)
     }
 
     // MARK: - The account's copy changed
@@ -148,6 +154,12 @@ extension SessionAgent {
             if let offered = clipboard.offered { desktop.withdraw(offered) }
             clipboard.offered = nil
             return
+        }
+        if record.local, record.id != clipboard.announced?.id, let offered = clipboard.offered {
+            // Copied here by handoffctl or another app: what the desktop offered is not the
+            // newest any more (its paste would be refused), so it goes.
+            desktop.withdraw(offered)
+            clipboard.offered = nil
         }
         guard !record.local, record.id != clipboard.offered else { return }
         if let copiedHere = clipboard.lastLocalCopy, record.copiedAt < copiedHere { return }

@@ -40,6 +40,9 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
     private var selectionIsOurs = false
     private var generation: UInt64 = 0
     private var sources: [OpaquePointer: Source] = [:]
+    /// The source we set as the selection last, until the compositor cancels it (an app
+    /// copied since, or we set another).
+    private var currentSource: OpaquePointer?
     private var closing = false
     private var retained: Unmanaged<WaylandClipboard>?
 
@@ -99,8 +102,9 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
 
     func withdraw(_ id: ClipboardID) {
         commands.perform {
-            // Only while the clipboard still holds our offer: an app may have copied since.
-            guard let device = self.device, self.selectionIsOurs, self.sources.values.contains(where: { $0.id == id }) else { return }
+            // Only while the selection is still that source of ours: an app may have copied since.
+            guard let device = self.device, let current = self.currentSource, self.sources[current]?.id == id else { return }
+            self.currentSource = nil
             zwlr_data_control_device_v1_set_selection(device, nil)
         }
     }
@@ -123,6 +127,10 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
             if closing { return end(nil) }
             // Dispatch what was read already, then read more only when nothing is pending.
             while wl_display_prepare_read(display) != 0 { wl_display_dispatch_pending(display) }
+            if closing {
+                wl_display_cancel_read(display)
+                return end(nil)
+            }
             if wl_display_flush(display) < 0 && errno != EAGAIN {
                 wl_display_cancel_read(display)
                 return end("the connection to the Wayland compositor closed")
@@ -223,6 +231,7 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
             defer { Glibc.close(readEnd) }
             var buffer = [UInt8](repeating: 0, count: 256 * 1024)
             var ready = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+            var total = 0
             while true {
                 ready[0].revents = 0
                 guard poll(&ready, 1, WaylandClipboard.staleSeconds * 1000) > 0 else {
@@ -234,6 +243,11 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
                 if n < 0 {
                     if errno == EINTR { continue }
                     sink.finish(throwing: ClipboardFailure("reading the clipboard: \(String(cString: strerror(errno)))"))
+                    return
+                }
+                total += n
+                guard total <= X11Clipboard.readLimit else {
+                    sink.finish(throwing: ClipboardFailure("the copy is larger than \(X11Clipboard.readLimit >> 20) MiB, more than a paste elsewhere takes"))
                     return
                 }
                 sink.yield(Array(buffer[..<n]))
@@ -254,6 +268,7 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
         }
         zwlr_data_control_source_v1_offer(source, Self.ownMarker)
         sources[source] = Source(id: id, mimeFor: mimeFor, fetch: fetch)
+        currentSource = source
         // The source it replaces hears `cancelled`, and goes then.
         zwlr_data_control_device_v1_set_selection(device, source)
     }
@@ -270,11 +285,15 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
                 let bytes = try await s.fetch(mime)
                 DetachedThread.start {
                     defer { Glibc.close(fd) }
-                    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+                    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                     var offset = 0
+                    var ready = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
                     while offset < bytes.count {
+                        // An app that stops reading is given up on, as one that stops writing is.
+                        ready[0].revents = 0
+                        guard poll(&ready, 1, WaylandClipboard.staleSeconds * 1000) > 0 else { return }
                         let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                        if n < 0 && errno == EINTR { continue }
+                        if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                         guard n > 0 else { return }  // the pasting app went away
                         offset += n
                     }
@@ -289,6 +308,7 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
     fileprivate func cancelled(_ source: OpaquePointer?) {
         guard let source else { return }
         sources[source] = nil
+        if currentSource == source { currentSource = nil }
         zwlr_data_control_source_v1_destroy(source)
     }
 

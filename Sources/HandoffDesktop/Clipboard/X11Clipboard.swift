@@ -27,6 +27,9 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     private let pieceBytes: Int
     /// A conversion or INCR transfer that makes no progress for this long is given up.
     static let stale: Duration = .seconds(10)
+    /// The most one read of a copy here takes (the daemons' own cap by default): what an
+    /// app hands over in INCR pieces is held until sent, so it must end somewhere.
+    static let readLimit = 64 << 20
 
     // MARK: X thread state
 
@@ -34,6 +37,10 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     private var names: [xcb_atom_t: String] = [:]
     private var generation: UInt64 = 0
     private var owner: xcb_window_t = 0
+    /// When the owner took the clipboard (its XFixes event's selection time): conversions
+    /// name it, so an owner that took the clipboard later refuses them (ICCCM) rather than
+    /// hand over a newer copy under an older copy's name.
+    private var ownerSince: xcb_timestamp_t = 0
     private var offered: Offered?
     private var reads: [xcb_atom_t: Read] = [:]
     private var transfers: [TransferKey: Transfer] = [:]
@@ -54,9 +61,12 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         var incremental = false
         var touched = ContinuousClock.now
         let kind: Kind
+        /// Bytes delivered so far (a data read stops at `readLimit`).
+        var bytes = 0
         enum Kind {
             case targets(UInt64)
-            case data(AsyncThrowingStream<[UInt8], Error>.Continuation)
+            /// The copy it reads (a change of owner before it ends fails it).
+            case data(AsyncThrowingStream<[UInt8], Error>.Continuation, generation: UInt64)
         }
     }
 
@@ -135,9 +145,11 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// is then empty, as it would be once its owner went away.
     func withdraw(_ id: ClipboardID) {
         perform {
-            guard self.offered?.id == id else { return }
+            guard let offered = self.offered, offered.id == id else { return }
             self.offered = nil
-            xcb_set_selection_owner(self.connection, 0, self.atom("CLIPBOARD"), self.serverTime())
+            // At the time we took it: the server ignores this if an app has taken the
+            // clipboard since (its copy is not ours to clear).
+            xcb_set_selection_owner(self.connection, 0, self.atom("CLIPBOARD"), offered.time)
         }
     }
 
@@ -159,7 +171,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// The X thread's last act: nothing more is queued, reads fail, the events end.
     private func end(_ why: String, lost: Bool) {
         commands.end()
-        for read in reads.values { if case .data(let sink) = read.kind { sink.finish(throwing: Failure(why)) } }
+        for read in reads.values { if case .data(let sink, _) = read.kind { sink.finish(throwing: Failure(why)) } }
         reads.removeAll()
         if lost { eventSink.yield(.lost(why)) }
         eventSink.finish()
@@ -222,11 +234,15 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     private func ownerChanged(_ e: xcb_xfixes_selection_notify_event_t) {
         guard e.selection == atom("CLIPBOARD") else { return }
+        // A change from before we took the clipboard, read only now (events read while
+        // waiting for a reply are handled later): the clipboard is ours since.
+        if let offered, e.owner != window, e.selection_timestamp < offered.time { return }
         generation &+= 1
         owner = e.owner
+        ownerSince = e.selection_timestamp
         // Our own offer taking the clipboard is not a copy here: it must not echo back.
+        // (Losing it to another app is SelectionClear's to say.)
         if e.owner == window { return }
-        offered = nil
         guard e.owner != 0 else {
             eventSink.yield(.cleared(generation: generation))
             return
@@ -240,14 +256,14 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             sink.finish(throwing: Failure("the clipboard changed since it was announced"))
             return
         }
-        startConversion(atom(target), time: 0, kind: .data(sink))
+        startConversion(atom(target), time: ownerSince, kind: .data(sink, generation: asked))
     }
 
     private func startConversion(_ target: xcb_atom_t, time: xcb_timestamp_t, kind: Read.Kind) {
         // A property of ours per conversion in flight, from a small pool.
         let property = atom("HANDOFF_SELECTION_\(nextProperty)")
         nextProperty = (nextProperty + 1) % 16
-        if let old = reads.removeValue(forKey: property), case .data(let sink) = old.kind {
+        if let old = reads.removeValue(forKey: property), case .data(let sink, _) = old.kind {
             sink.finish(throwing: Failure("too many clipboard reads at once"))
         }
         reads[property] = Read(target: target, kind: kind)
@@ -257,14 +273,14 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// The owner answered a conversion of ours: the data is in our property, or in INCR
     /// pieces to come, or it refused (property None).
     private func converted(_ e: xcb_selection_notify_event_t) {
-        guard e.requestor == window else { return }
+        guard e.requestor == window, e.selection == atom("CLIPBOARD") else { return }
         guard e.property != 0 else {
             if let key = reads.first(where: { $0.value.target == e.target && !$0.value.incremental })?.key {
                 finish(key, Failure("the app that copied refused to hand over \(name(e.target))"))
             }
             return
         }
-        guard reads[e.property] != nil else { return }
+        guard let read = reads[e.property], read.target == e.target else { return }
         guard let (type, bytes) = takeProperty(e.property) else {
             finish(e.property, Failure("could not read the clipboard's data"))
             return
@@ -300,7 +316,12 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     private func deliver(_ property: xcb_atom_t, _ bytes: [UInt8]) {
         guard let read = reads[property] else { return }
         switch read.kind {
-        case .data(let sink):
+        case .data(let sink, let copy):
+            guard copy == generation else { return finish(property, Failure("the clipboard changed while it was read")) }
+            reads[property]?.bytes += bytes.count
+            guard read.bytes + bytes.count <= Self.readLimit else {
+                return finish(property, Failure("the copy is larger than \(Self.readLimit >> 20) MiB, more than a paste elsewhere takes"))
+            }
             if !bytes.isEmpty { sink.yield(bytes) }
         case .targets(let asked):
             guard asked == generation else { return }
@@ -315,8 +336,14 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     private func finish(_ property: xcb_atom_t, _ failure: Failure?) {
         guard let read = reads.removeValue(forKey: property) else { return }
         switch read.kind {
-        case .data(let sink):
-            if let failure { sink.finish(throwing: failure) } else { sink.finish() }
+        case .data(let sink, let copy):
+            if let failure {
+                sink.finish(throwing: failure)
+            } else if copy != generation {
+                sink.finish(throwing: Failure("the clipboard changed while it was read"))
+            } else {
+                sink.finish()
+            }
         case .targets(let asked):
             // An owner that cannot say its targets offers nothing we could paste elsewhere.
             if failure != nil, asked == generation { eventSink.yield(.copied(generation: asked, targets: [])) }
