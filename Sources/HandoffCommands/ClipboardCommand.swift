@@ -24,7 +24,14 @@ struct ClipboardCommand: AsyncParsableCommand {
             return
         }
         let origin = record.local ? "this workstation" : (record.device.name.isEmpty ? record.device.id : record.device.name)
-        Output.out("copied on \(origin) at \(record.copiedAt.rfc3339), pastable until \(record.expiresAt.rfc3339)")
+        let now = SystemClock.now()
+        Output.out("copied on \(origin) \(Self.span(record.copiedAt.nanoseconds(until: now))) ago, pastable for \(Self.span(now.nanoseconds(until: record.expiresAt))) more")
         for format in record.formats { Output.out("  \(format.type)  \(format.size.map { StreamProgress.size(Double($0)) } ?? "size not known before pasting")") }
+    }
+
+    /// "12 s", "9 min", as people say it.
+    static func span(_ nanoseconds: Int64) -> String {
+        let seconds = max(0, nanoseconds / 1_000_000_000)
+        return seconds < 90 ? "\(seconds) s" : "\((seconds + 30) / 60) min"
     }
 }
