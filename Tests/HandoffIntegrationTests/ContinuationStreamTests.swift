@@ -311,6 +311,31 @@ extension WorkstationTests {
         }
     }
 
+    /// The origin reads a file on the thread pool faster than TLS can send it on the event
+    /// loop; with the origin's daemon on one CPU, the chunks read ahead used to wait in
+    /// memory (over 1 GiB of a release build's for a 1 GiB file). The peak while the whole
+    /// file crosses at full speed stays near what the daemon had before. A debug build
+    /// reads more slowly than it encrypts and stays low either way; `PeerDataWriterTests`
+    /// holds the bound itself.
+    @Test func aFileReadFasterThanItIsSentDoesNotPileUpAtTheOrigin() async throws {
+        try await withPair { net in
+            let source = net.directory + "/fast.bin"
+            let made = try await net.exec("a", ["/bin/sh", "-c", "head -c 1073741824 /dev/urandom > \(source)"])
+            #expect(made.status == 0, "\(made)")
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.fast", "--stream-file", source)
+            try await waitForOffer(net, "org.example.fast")
+            let pidA = try #require(net.daemons["a"])
+            // Every thread of a's handoffd on one CPU: the event loop and the pool's readers take turns.
+            let pinned = try await CommandLineTool.run("/usr/bin/taskset", ["-a", "-p", "-c", "0", String(pidA)], environment: net.environment)
+            #expect(pinned.status == 0, "\(pinned)")
+            let before = NetnsRun.peakResidentBytes(pidA)
+            let r = try await net.ctl("b", "continue", "--stream-to", "/dev/null")
+            #expect(r.status == 0 && r.stdout.contains("1073741824 bytes"), "\(r)")
+            let growth = NetnsRun.peakResidentBytes(pidA) - before
+            #expect(growth < 64 << 20, "the origin's peak grew by \(growth >> 20) MiB")
+        }
+    }
+
     @Test func refusalsSayWhyOnBothSides() async throws {
         try await withPair(["--stream-accept-timeout-ms", "1500", "--max-streams-per-peer", "1"]) { net in
             // 1. The activity does not support streams.

@@ -232,7 +232,7 @@ struct StateFaultTests {
             let client = HandoffClient(socketPath: daemon.socketPath)
             _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.first"))
 
-            FileManager.default.createFile(atPath: fuse.fail, contents: Data())
+            _ = FileManager.default.createFile(atPath: fuse.fail, contents: Data())
             var made: ActivityRecord?
             let failed = await apiError { made = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.unflushed")) }
             #expect(made == nil)
@@ -276,7 +276,7 @@ struct StateFaultTests {
             first.title = "Saved before the disk stalled"
             _ = try await HandoffClient(socketPath: daemon.socketPath).becomeCurrent(first)
 
-            FileManager.default.createFile(atPath: stall, contents: Data())
+            _ = FileManager.default.createFile(atPath: stall, contents: Data())
             let stalled = Task { try await handoffctl(["become-current", "--type", "org.example.stalled", "--title", "Made while the disk stalls"]) }
             try await eventually(timeout: 10, "the stalled change's temporary file") {
                 AtomicNames.temporaries(in: backing).count > 0

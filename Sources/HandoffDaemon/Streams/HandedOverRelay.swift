@@ -121,6 +121,8 @@ enum HandedOverRelay {
 
     private static func sourceToPeer(_ source: Source, verdict: AsyncStream<Bool>, peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>,
                                      peerChannel: Channel, peerName: String, state: StreamRelay.State) async {
+        // A pipe is read on the event loop that also sends, so it cannot run ahead of the
+        // socket; a file is read on the thread pool and goes through `PeerDataWriter`.
         func send(_ chunk: ByteBuffer) async throws {
             try await peerOut.write(contentsOf: StreamFrame.dataFrames(of: chunk).map(PeerMessage.stream))
             state.add(toPeer: chunk.readableBytes)
@@ -143,7 +145,12 @@ enum HandedOverRelay {
                 }
             case .file(let fd):
                 defer { close(fd) }
-                try await StreamFileServer.readAll(fd, allocator: peerChannel.allocator, naming: "the app's source file", send)
+                var writer = PeerDataWriter(channel: peerChannel)
+                try await StreamFileServer.readAll(fd, allocator: peerChannel.allocator, naming: "the app's source file") { chunk in
+                    try await writer.send(chunk)
+                    state.add(toPeer: chunk.readableBytes)
+                }
+                try await writer.drain()
             }
             // The source is done; the app says whether that is a finish.
             var verdicts = verdict.makeAsyncIterator()

@@ -9,7 +9,8 @@ import Glibc
 
 /// The origin side of a stream for an activity without an app (`--stream-file`): the
 /// daemon sends the file's bytes, read when the stream opens, and discards what the
-/// continuing side sends. Reads happen on NIO's thread pool, one chunk ahead at most.
+/// continuing side sends. Reads happen on NIO's thread pool, one chunk ahead of the socket
+/// at most (`PeerDataWriter`).
 enum StreamFileServer {
     /// 1 MiB per read, sent as four data frames of the protocol's preferred size in one
     /// write: a quarter of the pool hops and writer wake-ups of 256 KiB reads, which cost
@@ -90,10 +91,12 @@ enum StreamFileServer {
     private static func send(peerOut: NIOAsyncChannelOutboundWriter<PeerMessage>, peerChannel: Channel, peerName: String, state: StreamRelay.State,
                              _ produce: (_ send: (ByteBuffer) async throws -> Void) async throws -> Void) async {
         do {
+            var writer = PeerDataWriter(channel: peerChannel)
             try await produce { chunk in
-                try await peerOut.write(contentsOf: StreamFrame.dataFrames(of: chunk).map(PeerMessage.stream))
+                try await writer.send(chunk)
                 state.add(toPeer: chunk.readableBytes)
             }
+            try await writer.drain()
             state.appEnded()
             try await peerChannel.writeAndFlush(PeerMessage.stream(.end)).get()
         } catch let f as StreamFailure {

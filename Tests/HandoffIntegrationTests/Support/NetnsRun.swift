@@ -135,9 +135,14 @@ final class NetnsRun: @unchecked Sendable {
     }
 
     /// Resident memory of a process, in bytes (VmRSS).
-    static func residentBytes(_ pid: Int32) -> Int {
+    static func residentBytes(_ pid: Int32) -> Int { statusBytes(pid, "VmRSS:") }
+
+    /// The most resident memory a process has had since it started, in bytes (VmHWM).
+    static func peakResidentBytes(_ pid: Int32) -> Int { statusBytes(pid, "VmHWM:") }
+
+    private static func statusBytes(_ pid: Int32, _ field: String) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
               let kb = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
         return kb * 1024
     }
