@@ -28,6 +28,10 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var clipboard = true
     /// MIME types never announced (`image/*;text/html`).
     public var clipboardExcludedTypes: [String] = []
+    /// Apps whose copies are never announced, by any name the display server gives them
+    /// (`WM_CLASS` instance or class, process name), ignoring case: `keepassxc;org.example.Vault`.
+    /// X11 only: Wayland's data-control protocol does not say which app copied.
+    public var clipboardExcludedApps: [String] = []
 
     public init() {}
 
@@ -62,6 +66,13 @@ public struct SessionConfiguration: Sendable, Equatable {
                     throw FileError(description: "\(path):\(n + 1): not MIME types (such as image/png or image/*): \(bad.joined(separator: ", "))")
                 }
                 clipboardExcludedTypes = list
+            case "clipboard-exclude-apps":
+                let list = value.split(separator: ";").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                let bad = list.filter { $0.utf8.count > 256 || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+                guard bad.isEmpty else {
+                    throw FileError(description: "\(path):\(n + 1): not app names (such as keepassxc or org.example.Vault): \(bad.joined(separator: ", "))")
+                }
+                clipboardExcludedApps = list
             case "never-offer-domains":
                 let parsed = HandlerDeclaration.domains(value)
                 guard parsed.rejected.isEmpty else {

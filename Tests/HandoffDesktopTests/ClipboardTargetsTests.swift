@@ -43,5 +43,29 @@ struct ClipboardTargetsTests {
         #expect(!c.clipboard && c.clipboardExcludedTypes == ["image/*", "text/html"])
         #expect(throws: SessionConfiguration.FileError.self) { try SessionConfiguration(parsing: "clipboard-exclude-types = not a type\n", path: "t") }
         #expect(SessionConfiguration().clipboard)
+        let apps = try SessionConfiguration(parsing: "clipboard-exclude-apps = keepassxc ; org.example.Vault;\n", path: "t")
+        #expect(apps.clipboardExcludedApps == ["keepassxc", "org.example.Vault"])
+        #expect(throws: SessionConfiguration.FileError.self) { try SessionConfiguration(parsing: "clipboard-exclude-apps = a\u{7}b\n", path: "t") }
+    }
+
+    @Test func legacyTextTargetsAreServedAsICCCMSays() {
+        let text = Array("café → ok".utf8)
+        #expect(ClipboardTargets.served(text, as: "STRING") == ("STRING", [0x63, 0x61, 0x66, 0xE9, 0x20, 0x3F, 0x20, 0x6F, 0x6B]))
+        #expect(ClipboardTargets.served(text, as: "TEXT") == ("UTF8_STRING", text))
+        #expect(ClipboardTargets.served(text, as: "UTF8_STRING") == ("UTF8_STRING", text))
+        #expect(ClipboardTargets.served([1, 2], as: "image/png") == ("image/png", [1, 2]))
+    }
+
+    @Test func anAppIsExcludedByAnyOfItsNamesIgnoringCase() {
+        let app = CopyingApp(names: CopyingApp.wmClass(Array("keepassxc\0KeePassXC\0".utf8)) + ["keepassxc"])
+        #expect(app?.names == ["keepassxc"])
+        #expect(app?.isExcluded(by: ["KEEPASSXC"]) == true)
+        #expect(app?.isExcluded(by: ["org.example.Editor"]) == false)
+        let editor = CopyingApp(names: CopyingApp.wmClass(Array("gedit\0Gedit".utf8)) + ["gedit-bin"])
+        #expect(editor?.names == ["gedit", "gedit-bin"])
+        #expect(editor?.isExcluded(by: ["gedit-bin"]) == true)
+        #expect(CopyingApp(names: CopyingApp.wmClass([])) == nil)
+        #expect(CopyingApp.wmClass(Array("a\0b\0c\0".utf8)) == ["a", "b"])
+        #expect(CopyingApp.wmClass(Array(repeating: UInt8(ascii: "x"), count: 1000)).first?.utf8.count == 256)
     }
 }

@@ -179,6 +179,38 @@ extension WorkstationTests {
         }
     }
 
+    /// A paste here of a copy handoffd holds (`handoffctl copy`, then a paste on the same
+    /// workstation) by an app that takes every byte and never sends its end: handoffd
+    /// closes the connection after `HeldBytesPaste.endWait` seconds instead of keeping it.
+    @Test(.timeLimit(.minutes(1))) func aLocalPasteThatNeverEndsIsClosed() async throws {
+        try await withPair { net in
+            #expect(try await net.ctl("a", "copy", stdin: "held here").status == 0)
+            let a = HandoffClient(socketPath: net.socket("a"))
+            let started = ContinuousClock.now
+            let closed = ClosedAfter()
+            // The client library's own end, sent after the body, then finds the connection
+            // closed: that error is the point here.
+            _ = try? await a.paste { stream in
+                var got: [UInt8] = []
+                while let bytes = try await stream.reader.read() { got += Array(buffer: bytes) }
+                #expect(got == Array("held here".utf8))
+                try await stream.reader.waitUntilClosed()
+                closed.set(ContinuousClock.now - started)
+            }
+            let after = try #require(closed.get(), "the paste failed before handoffd closed it")
+            // handoffd gives the app 10 s (HeldBytesPaste.endWait) to send its end.
+            #expect(after >= .seconds(9), "closed after \(after), before the app had its time")
+            #expect(try await net.ctl("a", "status").status == 0)
+        }
+    }
+
+    final class ClosedAfter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Duration?
+        func set(_ d: Duration) { lock.withLock { value = d } }
+        func get() -> Duration? { lock.withLock { value } }
+    }
+
     /// A member gone bad (Tests/Fixtures/hostile-keeper: b's certificate and key in a
     /// program that writes messages by hand from PeerProtocol.md §19) announces junk, too
     /// much, and pulls what a never offered: capped and logged, refused, and a lives on.

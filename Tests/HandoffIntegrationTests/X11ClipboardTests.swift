@@ -121,6 +121,33 @@ extension WorkstationTests {
         }
     }
 
+    /// `clipboard-exclude-apps`: a copy by an app named there (by its window's WM_CLASS, or
+    /// its client leader's) is never announced; another app's copy is. Read again at each
+    /// copy, so no restart.
+    @Test func aCopyByAnExcludedAppIsNeverAnnounced() async throws {
+        try await withDesktops { net, a, b in
+            try "clipboard-exclude-apps = KeePassXC; org.example.Vault\n".write(toFile: a.configHome + "/handoff/handoff-session.conf", atomically: true, encoding: .utf8)
+            let vault = a.root + "/vault.log"
+            _ = try await net.spawn("a", log: vault, [Self.owner, "--wm-class", "keepassxc", "UTF8_STRING=@hunter2"], environment: a.environment)
+            try await eventually(10, "the excluded app's copy to be seen") { a.log.contains("excluded in clipboard-exclude-apps") }
+            #expect(a.log.contains("keepassxc"), "\(a.log)")
+            #expect(try await newest(net, "b") == nil)
+            #expect(try await newest(net, "a") == nil)
+            // Named on its client leader only, as toolkits do.
+            _ = try await net.spawn("a", log: a.root + "/leader.log", [Self.owner, "--leader-class", "org.example.Vault", "UTF8_STRING=@hunter3"],
+                                    environment: a.environment)
+            try await eventually(10, "the second excluded copy to be seen") {
+                a.log.components(separatedBy: "excluded in clipboard-exclude-apps").count > 2
+            }
+            #expect(try await newest(net, "b") == nil)
+            // Another app's copy is announced.
+            _ = try await net.spawn("a", log: a.root + "/editor.log", [Self.owner, "--wm-class", "org.example.Editor", "UTF8_STRING=@shared"],
+                                    environment: a.environment)
+            try await eventually(15, "the editor's copy to reach b") { try await newest(net, "b") != nil }
+            #expect(requests(vault) == ["TARGETS"], "the excluded app was asked for its data")
+        }
+    }
+
     @Test func aSecretCopyIsNeverAnnouncedAndLargeDataArrivesWhole() async throws {
         try await withDesktops { net, a, b in
             let log = a.root + "/secret.log"

@@ -13,7 +13,7 @@ enum ClipboardTargets {
     /// X11's own targets, which describe the selection rather than hold its data.
     static let protocolTargets: Set<String> = ["TARGETS", "TIMESTAMP", "MULTIPLE", "SAVE_TARGETS", "DELETE", "INCR", "INSERT_SELECTION", "INSERT_PROPERTY"]
 
-    /// Legacy X11 text targets served as UTF-8 text.
+    /// Legacy X11 text targets served from UTF-8 text (`served` converts `STRING`).
     static let textAliases = ["UTF8_STRING", "TEXT", "STRING"]
 
     struct Reading: Sendable, Equatable {
@@ -55,6 +55,20 @@ enum ClipboardTargets {
             let p = p.lowercased()
             if p.hasSuffix("/*") { return bare.hasPrefix(p.dropLast()) }
             return bare == p || mime.lowercased() == p
+        }
+    }
+
+    /// What goes in the requestor's property for `target`: the property's type and bytes.
+    /// ICCCM's `STRING` is Latin-1 (a character beyond it becomes `?`); for `TEXT` the owner
+    /// picks the encoding, and says UTF-8 by the type `UTF8_STRING`.
+    static func served(_ bytes: [UInt8], as target: String) -> (type: String, bytes: [UInt8]) {
+        switch target {
+        case "STRING":
+            return ("STRING", String(decoding: bytes, as: UTF8.self).unicodeScalars.map { $0.value <= 0xFF ? UInt8($0.value) : UInt8(ascii: "?") })
+        case "TEXT":
+            return ("UTF8_STRING", bytes)
+        default:
+            return (target, bytes)
         }
     }
 

@@ -23,8 +23,9 @@ protocol DesktopClipboard: AnyObject, Sendable {
 }
 
 enum DesktopClipboardEvent: Sendable, Equatable {
-    /// An app here copied: its targets or MIME types. `generation` names this copy when reading it.
-    case copied(generation: UInt64, targets: [String])
+    /// An app here copied: its targets or MIME types, and the app where the display server
+    /// says. `generation` names this copy when reading it.
+    case copied(generation: UInt64, targets: [String], app: CopyingApp?)
     /// The clipboard here holds nothing now (its owner went away).
     case cleared(generation: UInt64)
     /// The connection to the display server is gone.

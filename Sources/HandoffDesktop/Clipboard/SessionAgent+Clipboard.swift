@@ -91,12 +91,16 @@ extension SessionAgent {
 
     func desktopClipboard(_ event: DesktopClipboardEvent) async {
         switch event {
-        case .copied(let generation, let targets):
+        case .copied(let generation, let targets, let app):
             clipboard.lastLocalCopy = SystemClock.now()
             let config = loadConfiguration()
             let reading = ClipboardTargets.read(targets, excluded: config.clipboardExcludedTypes)
             if reading.secret {
                 logger.info("a copy marked secret by a password manager is not announced")
+                clipboard.lastCopy = nil
+                await withdrawAnnounced()
+            } else if let app, app.isExcluded(by: config.clipboardExcludedApps) {
+                logger.info("a copy by an app excluded in clipboard-exclude-apps is not announced", metadata: ["app": "\(app.names.joined(separator: ", "))"])
                 clipboard.lastCopy = nil
                 await withdrawAnnounced()
             } else if await SessionLock.isLocked(loop: loop) == true {

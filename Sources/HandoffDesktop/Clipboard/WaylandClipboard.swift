@@ -194,7 +194,7 @@ final class WaylandClipboard: DesktopClipboard, @unchecked Sendable {
         }
         let types = offerTypes.removeValue(forKey: offer) ?? []
         selectionIsOurs = types.contains(Self.ownMarker)
-        if !selectionIsOurs { eventSink.yield(.copied(generation: generation, targets: types)) }
+        if !selectionIsOurs { eventSink.yield(.copied(generation: generation, targets: types, app: nil)) }
     }
 
     fileprivate func primarySelected(_ offer: OpaquePointer?) {

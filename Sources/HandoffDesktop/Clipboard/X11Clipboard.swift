@@ -1,5 +1,6 @@
 import CXCB
 import HandoffCore
+import HandoffSystem
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +42,8 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// name it, so an owner that took the clipboard later refuses them (ICCCM) rather than
     /// hand over a newer copy under an older copy's name.
     private var ownerSince: xcb_timestamp_t = 0
+    /// The app that owns the clipboard, as its window names it.
+    private var ownerApp: CopyingApp?
     private var offered: Offered?
     private var reads: [xcb_atom_t: Read] = [:]
     private var transfers: [TransferKey: Transfer] = [:]
@@ -225,6 +228,10 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             if e.owner == window, e.selection == atom("CLIPBOARD") { offered = nil }
         case UInt8(XCB_PROPERTY_NOTIFY):
             propertyChanged(raw.load(as: xcb_property_notify_event_t.self))
+        case UInt8(XCB_DESTROY_NOTIFY):
+            // A requestor that went away mid-INCR: its pieces are nobody's now.
+            let gone = raw.load(as: xcb_destroy_notify_event_t.self).window
+            for key in transfers.keys where key.requestor == gone { transfers[key] = nil }
         default:
             break
         }
@@ -244,9 +251,11 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         // (Losing it to another app is SelectionClear's to say.)
         if e.owner == window { return }
         guard e.owner != 0 else {
+            ownerApp = nil
             eventSink.yield(.cleared(generation: generation))
             return
         }
+        ownerApp = app(owning: e.owner)
         // Its targets (the formats), never its data: that is read only when pasted.
         startConversion(atom("TARGETS"), time: e.timestamp, kind: .targets(generation))
     }
@@ -329,7 +338,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             bytes.withUnsafeBytes { raw in
                 for i in stride(from: 0, to: raw.count - 3, by: 4) { list.append(raw.loadUnaligned(fromByteOffset: i, as: xcb_atom_t.self)) }
             }
-            eventSink.yield(.copied(generation: asked, targets: atomNames(list)))
+            eventSink.yield(.copied(generation: asked, targets: atomNames(list), app: ownerApp))
         }
     }
 
@@ -346,7 +355,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             }
         case .targets(let asked):
             // An owner that cannot say its targets offers nothing we could paste elsewhere.
-            if failure != nil, asked == generation { eventSink.yield(.copied(generation: asked, targets: [])) }
+            if failure != nil, asked == generation { eventSink.yield(.copied(generation: asked, targets: [], app: ownerApp)) }
         }
     }
 
@@ -357,6 +366,48 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         let length = Int(xcb_get_property_value_length(reply))
         let bytes = length > 0 ? Array(UnsafeRawBufferPointer(start: xcb_get_property_value(reply), count: length)) : []
         return (reply.pointee.type, bytes)
+    }
+
+    /// The app behind an owner window: its `WM_CLASS`, else its client leader's (toolkits
+    /// often own the clipboard with a hidden window that names nothing, and set the names
+    /// on the leader), and the process name when `_NET_WM_PID` is given by a client on
+    /// this machine (`WM_CLIENT_MACHINE`).
+    private func app(owning owner: xcb_window_t) -> CopyingApp? {
+        var windows = [owner]
+        if let (type, bytes) = property(atom("WM_CLIENT_LEADER"), of: owner), type == XCB_ATOM_WINDOW.rawValue, bytes.count >= 4 {
+            let leader = bytes.withUnsafeBytes { $0.loadUnaligned(as: xcb_window_t.self) }
+            if leader != 0 && leader != owner { windows.append(leader) }
+        }
+        var names: [String] = []
+        for w in windows where names.isEmpty {
+            if let (_, bytes) = property(XCB_ATOM_WM_CLASS.rawValue, of: w) { names = CopyingApp.wmClass(bytes) }
+        }
+        for w in windows {
+            guard let (type, bytes) = property(atom("_NET_WM_PID"), of: w), type == XCB_ATOM_CARDINAL.rawValue, bytes.count >= 4,
+                  let (_, machine) = property(XCB_ATOM_WM_CLIENT_MACHINE.rawValue, of: w), isThisMachine(machine) else { continue }
+            let pid = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            if let comm = try? BoundedFile.read("/proc/\(pid)/comm", limit: 256) {
+                names.append(String(decoding: comm.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self))
+            }
+            break
+        }
+        return CopyingApp(names: names)
+    }
+
+    /// A property of another client's window (at most 4 KiB of it), nil when it has none.
+    private func property(_ property: xcb_atom_t, of w: xcb_window_t) -> (xcb_atom_t, [UInt8])? {
+        guard let reply = xcb_get_property_reply(connection, xcb_get_property(connection, 0, w, property, 0, 0, 1024), nil) else { return nil }
+        defer { free(reply) }
+        guard reply.pointee.type != 0 else { return nil }
+        let length = Int(xcb_get_property_value_length(reply))
+        return (reply.pointee.type, length > 0 ? Array(UnsafeRawBufferPointer(start: xcb_get_property_value(reply), count: length)) : [])
+    }
+
+    private func isThisMachine(_ name: [UInt8]) -> Bool {
+        var host = [CChar](repeating: 0, count: 256)
+        guard gethostname(&host, host.count - 1) == 0 else { return false }
+        let here = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(decoding: name.prefix { $0 != 0 }, as: UTF8.self) == here
     }
 
     // MARK: Offering another workstation's copy
@@ -404,18 +455,30 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    private func hand(_ bytes: [UInt8], to e: xcb_selection_request_event_t, property: xcb_atom_t, copy id: ClipboardID) {
+    private func hand(_ fetched: [UInt8], to e: xcb_selection_request_event_t, property: xcb_atom_t, copy id: ClipboardID) {
+        let (typeName, bytes) = ClipboardTargets.served(fetched, as: name(e.target))
+        let type = atom(typeName)
         if bytes.count <= pieceBytes {
-            _ = bytes.withUnsafeBytes { xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, e.target, 8, UInt32(bytes.count), $0.baseAddress) }
+            _ = bytes.withUnsafeBytes { xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, type, 8, UInt32(bytes.count), $0.baseAddress) }
             return answer(e, property: property)
         }
-        // INCR: the size first; a piece each time the requestor deletes the property.
-        var mask = XCB_EVENT_MASK_PROPERTY_CHANGE.rawValue
+        // INCR: the size first; a piece each time the requestor deletes the property. Its
+        // window's property changes and its end are ours to hear until the transfer ends
+        // (event masks are per client: the requestor's own are untouched).
+        var mask = XCB_EVENT_MASK_PROPERTY_CHANGE.rawValue | XCB_EVENT_MASK_STRUCTURE_NOTIFY.rawValue
         xcb_change_window_attributes(connection, e.requestor, XCB_CW_EVENT_MASK.rawValue, &mask)
         var size = UInt32(clamping: bytes.count)
         xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, atom("INCR"), 32, 1, &size)
-        transfers[TransferKey(requestor: e.requestor, property: property)] = Transfer(type: e.target, bytes: bytes)
+        transfers[TransferKey(requestor: e.requestor, property: property)] = Transfer(type: type, bytes: bytes)
         answer(e, property: property)
+    }
+
+    /// A transfer ended: stop hearing of its requestor's window unless another is under way.
+    private func ended(_ key: TransferKey) {
+        transfers[key] = nil
+        guard !transfers.keys.contains(where: { $0.requestor == key.requestor }) else { return }
+        var none: UInt32 = 0
+        xcb_change_window_attributes(connection, key.requestor, XCB_CW_EVENT_MASK.rawValue, &none)
     }
 
     private func sendNextPiece(_ key: TransferKey) {
@@ -425,7 +488,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
             xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), key.requestor, key.property, t.type, 8, UInt32(end - t.offset), $0.baseAddress)
         }
         if t.offset == end {
-            transfers[key] = nil  // the zero-length piece: done
+            ended(key)  // the zero-length piece: done
             return
         }
         t.offset = end
@@ -448,7 +511,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         for (property, read) in reads where now - read.touched > Self.stale {
             finish(property, Failure("the app that copied did not hand over its data in time"))
         }
-        for (key, t) in transfers where now - t.touched > Self.stale { transfers[key] = nil }
+        for (key, t) in transfers where now - t.touched > Self.stale { ended(key) }
     }
 
     /// A server timestamp for owning the selection (ICCCM asks for a real one): a
