@@ -27,10 +27,17 @@ enum ActivityPrinter {
         if let e = a.expirationDate { lines.append(("expires", e.rfc3339)) }
         if !a.keywords.isEmpty { lines.append(("keywords", a.keywords.joined(separator: ", "))) }
         if !a.requiredUserInfoKeys.isEmpty { lines.append(("required", a.requiredUserInfoKeys.joined(separator: ", "))) }
+        if let u = a.referrerURL { lines.append(("referrer", u)) }
+        if let s = a.persistentIdentifier { lines.append(("lasting", s)) }
+        if let s = a.targetContentIdentifier { lines.append(("target", s)) }
+        if let s = a.displayName { lines.append(("name", s)) }
+        if let s = a.contentDescription { lines.append(("about", s)) }
+        if let t = a.thumbnail { lines.append(("thumbnail", "\(Thumbnail.mediaType(t) ?? "image"), \(t.count) bytes")) }
         var flags: [String] = []
         if !a.eligibleForHandoff { flags.append("not offered for handoff") }
         if a.eligibleForSearch { flags.append("searchable") }
         if a.eligibleForPublicIndexing { flags.append("public indexing") }
+        if a.eligibleForPrediction { flags.append("prediction") }
         if a.supportsContinuationStreams { flags.append("continuation streams") }
         if a.needsSave { flags.append("needs save") }
         if r.stale == true { flags.append("STALE: the owner did not refresh it in time") }

@@ -26,6 +26,9 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
     @Flag(help: "Make it eligible for search on this user's devices.")
     var search = false
 
+    @Flag(help: "Make it eligible for prediction (the system may suggest it again).")
+    var prediction = false
+
     @Flag(name: .customLong("public-index"), help: "Make it eligible for public indexing.")
     var publicIndex = false
 
@@ -75,6 +78,13 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
         draft.webpageURL = content.webpageURL
         draft.keywords = ActivityContentOptions.list(content.keywords) ?? []
         if let e = content.expires { draft.expirationDate = try ExpiryArgument.parse(e, now: SystemClock.now()) }
+        draft.referrerURL = content.referrerURL
+        draft.persistentIdentifier = content.persistentIdentifier
+        draft.targetContentIdentifier = content.targetContentIdentifier
+        draft.eligibleForPrediction = prediction
+        draft.contentDescription = content.contentDescription
+        draft.displayName = content.displayName
+        draft.thumbnail = try content.thumbnailBytes()
         draft.eligibleForSearch = search
         draft.eligibleForPublicIndexing = publicIndex
         draft.eligibleForHandoff = !noHandoff
@@ -87,6 +97,7 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
                                                         document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") },
                                                         to: to.isEmpty ? nil : to)
             Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue)
+            for w in record.warnings { Output.err("handoffctl: note: \(w)") }
             return
         }
         let session = try await client.openSession()
@@ -94,6 +105,7 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
                                                     document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") },
                                                     to: to.isEmpty ? nil : to)
         Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
+        for w in record.warnings { Output.err("handoffctl: note: \(w)") }
         try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
                                 refreshCommand: refreshWith, streamCommand: streamExec, json: options.json).run()
     }

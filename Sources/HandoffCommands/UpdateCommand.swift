@@ -39,9 +39,28 @@ struct UpdateCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "The origin serves continuation streams (or not).")
     var streams: Bool?
 
+    @Flag(inversion: .prefixedNo, help: "Eligible for prediction (or not).")
+    var prediction: Bool?
+
+    @Option(name: .customLong("clear"), help: ArgumentHelp("Remove an optional field: referrer-url, persistent-id, target-content-id, description, display-name or thumbnail. Repeatable.", valueName: "field"))
+    var clear: [ClearableField] = []
+
+    enum ClearableField: String, ExpressibleByArgument, CaseIterable {
+        case referrerURL = "referrer-url", persistentID = "persistent-id", targetContentID = "target-content-id"
+        case description, displayName = "display-name", thumbnail
+    }
+
     func validate() throws {
         if noWebpageURL && content.webpageURL != nil { throw ValidationError("--webpage-url and --no-webpage-url contradict each other") }
         if noExpiry && content.expires != nil { throw ValidationError("--expires and --no-expiry contradict each other") }
+        let given: [ClearableField: Bool] = [
+            .referrerURL: content.referrerURL != nil, .persistentID: content.persistentIdentifier != nil,
+            .targetContentID: content.targetContentIdentifier != nil, .description: content.contentDescription != nil,
+            .displayName: content.displayName != nil, .thumbnail: content.thumbnail != nil,
+        ]
+        for field in clear where given[field] == true {
+            throw ValidationError("--\(field.rawValue) and --clear \(field.rawValue) contradict each other")
+        }
     }
 
     func run() async throws {
@@ -61,7 +80,25 @@ struct UpdateCommand: AsyncParsableCommand {
         u.eligibleForHandoff = handoff
         u.eligibleForSearch = search
         u.supportsContinuationStreams = streams
+        u.eligibleForPrediction = prediction
+        if let v = content.referrerURL { u.referrerURL = .some(v) }
+        if let v = content.persistentIdentifier { u.persistentIdentifier = .some(v) }
+        if let v = content.targetContentIdentifier { u.targetContentIdentifier = .some(v) }
+        if let v = content.contentDescription { u.contentDescription = .some(v) }
+        if let v = content.displayName { u.displayName = .some(v) }
+        if let v = try content.thumbnailBytes() { u.thumbnail = .some(v) }
+        for field in clear {
+            switch field {
+            case .referrerURL: u.referrerURL = .some(nil)
+            case .persistentID: u.persistentIdentifier = .some(nil)
+            case .targetContentID: u.targetContentIdentifier = .some(nil)
+            case .description: u.contentDescription = .some(nil)
+            case .displayName: u.displayName = .some(nil)
+            case .thumbnail: u.thumbnail = .some(nil)
+            }
+        }
         let record = try await options.client.update(id, u)
         Output.out(options.json ? record.json.prettySerialized() : ActivityPrinter.summary(record))
+        for w in record.warnings { Output.err("handoffctl: note: \(w)") }
     }
 }

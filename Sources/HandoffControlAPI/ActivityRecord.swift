@@ -49,6 +49,14 @@ public struct ActivityRecord: Sendable, Equatable {
         self.streamFile = streamFile
     }
 
+    /// What the app should hear about it (`warnings` in the JSON, the `Handoff-Warning`
+    /// header on become-current and update): a payload over the advised size, which still
+    /// works up to the daemon's cap but slows every fetch.
+    public var warnings: [String] {
+        guard payloadSize > ActivityLimits.recommendedEncodedBytes else { return [] }
+        return ["the encoded activity is \(payloadSize) bytes, over the advised \(ActivityLimits.recommendedEncodedBytes): keep the payload small and send bulk data through a continuation stream"]
+    }
+
     public var json: JSONValue {
         var o = ActivityJSON.encode(activity)
         o["state"] = .string(state.rawValue)
@@ -58,6 +66,7 @@ public struct ActivityRecord: Sendable, Equatable {
         if let streamFile { o["streamFile"] = .string(streamFile) }
         if let documentFile { o["documentFile"] = .string(documentFile) }
         if let to { o["to"] = .array(to.map(JSONValue.string)) }
+        if !warnings.isEmpty { o["warnings"] = .array(warnings.map(JSONValue.string)) }
         return .object(o)
     }
 

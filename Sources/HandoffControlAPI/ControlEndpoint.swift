@@ -182,4 +182,6 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     public static let streamLengthHeader = "Handoff-Stream-Length"
     /// Names the session a request belongs to (alternative: the body's `session`).
     public static let sessionHeader = "Handoff-Session"
+    /// On become-current and update: what the app should hear (a payload over the advised size).
+    public static let warningHeader = "Handoff-Warning"
 }

@@ -25,6 +25,24 @@ public struct Activity: Sendable, Equatable {
     public var updatedAt: Timestamp
     public var origin: DeviceRef
 
+    /// The page that led the user here (http or https): NSUserActivity's `referrerURL`.
+    public var referrerURL: String?
+    /// The app's own name for what the activity shows, stable across activities: saved
+    /// activities (the history) can be deleted by it.
+    public var persistentIdentifier: String?
+    /// Which of the app's windows or documents should continue it (NSUserActivity's
+    /// `targetContentIdentifier`): the continuing app decides what it matches.
+    public var targetContentIdentifier: String?
+    /// The app lets the system suggest the activity again later. Kept and indexed;
+    /// handoff suggests nothing on its own.
+    public var eligibleForPrediction = false
+    /// Search attributes (NSUserActivity's `contentAttributeSet`): what the content is,
+    /// and the name to show for it; the history indexes both when `eligibleForSearch`.
+    public var contentDescription: String?
+    public var displayName: String?
+    /// A small PNG or JPEG shown beside the activity (history, notifications).
+    public var thumbnail: [UInt8]?
+
     public init(
         id: ActivityID, activityType: String, title: String = "", userInfo: UserInfo = [:],
         requiredUserInfoKeys: [String] = [], webpageURL: String? = nil, expirationDate: Timestamp? = nil,

@@ -13,6 +13,13 @@ public struct ActivityDraft: Sendable, Equatable {
     public var eligibleForPublicIndexing = false
     public var supportsContinuationStreams = false
     public var needsSave = false
+    public var referrerURL: String?
+    public var persistentIdentifier: String?
+    public var targetContentIdentifier: String?
+    public var eligibleForPrediction = false
+    public var contentDescription: String?
+    public var displayName: String?
+    public var thumbnail: [UInt8]?
 
     public init(activityType: String) { self.activityType = activityType }
 
@@ -25,6 +32,13 @@ public struct ActivityDraft: Sendable, Equatable {
             supportsContinuationStreams: supportsContinuationStreams, needsSave: needsSave,
             createdAt: now, origin: origin)
         a.searchableUserInfoKeys = Array(Set(searchableUserInfoKeys)).sorted()
+        a.referrerURL = referrerURL
+        a.persistentIdentifier = persistentIdentifier
+        a.targetContentIdentifier = targetContentIdentifier
+        a.eligibleForPrediction = eligibleForPrediction
+        a.contentDescription = contentDescription
+        a.displayName = displayName
+        a.thumbnail = thumbnail
         return a
     }
 }
@@ -49,6 +63,14 @@ public struct ActivityUpdate: Sendable, Equatable {
     public var eligibleForPublicIndexing: Bool?
     public var supportsContinuationStreams: Bool?
     public var needsSave: Bool?
+    /// `.some(nil)` clears each of these.
+    public var referrerURL: String??
+    public var persistentIdentifier: String??
+    public var targetContentIdentifier: String??
+    public var eligibleForPrediction: Bool?
+    public var contentDescription: String??
+    public var displayName: String??
+    public var thumbnail: [UInt8]??
 
     public init() {}
 
@@ -72,6 +94,13 @@ public struct ActivityUpdate: Sendable, Equatable {
         if let eligibleForPublicIndexing { a.eligibleForPublicIndexing = eligibleForPublicIndexing }
         if let supportsContinuationStreams { a.supportsContinuationStreams = supportsContinuationStreams }
         if let needsSave { a.needsSave = needsSave }
+        if let referrerURL { a.referrerURL = referrerURL }
+        if let persistentIdentifier { a.persistentIdentifier = persistentIdentifier }
+        if let targetContentIdentifier { a.targetContentIdentifier = targetContentIdentifier }
+        if let eligibleForPrediction { a.eligibleForPrediction = eligibleForPrediction }
+        if let contentDescription { a.contentDescription = contentDescription }
+        if let displayName { a.displayName = displayName }
+        if let thumbnail { a.thumbnail = thumbnail }
         a.updatedAt = now
         return a
     }

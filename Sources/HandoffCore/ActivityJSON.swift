@@ -19,6 +19,13 @@ public enum ActivityJSON {
         o["createdAt"] = .string(a.createdAt.rfc3339)
         o["updatedAt"] = .string(a.updatedAt.rfc3339)
         o["origin"] = .object(["name": .string(a.origin.name), "id": a.origin.id.map(JSONValue.string) ?? .null])
+        o["referrerURL"] = a.referrerURL.map(JSONValue.string) ?? .null
+        o["persistentIdentifier"] = a.persistentIdentifier.map(JSONValue.string) ?? .null
+        o["targetContentIdentifier"] = a.targetContentIdentifier.map(JSONValue.string) ?? .null
+        o["eligibleForPrediction"] = .bool(a.eligibleForPrediction)
+        o["contentDescription"] = a.contentDescription.map(JSONValue.string) ?? .null
+        o["displayName"] = a.displayName.map(JSONValue.string) ?? .null
+        o["thumbnail"] = a.thumbnail.map { .string(Base64.encode($0)) } ?? .null
         return o
     }
 
@@ -60,6 +67,13 @@ public enum ActivityJSON {
         d.eligibleForPublicIndexing = probe.eligibleForPublicIndexing
         d.supportsContinuationStreams = probe.supportsContinuationStreams
         d.needsSave = probe.needsSave
+        d.referrerURL = probe.referrerURL
+        d.persistentIdentifier = probe.persistentIdentifier
+        d.targetContentIdentifier = probe.targetContentIdentifier
+        d.eligibleForPrediction = probe.eligibleForPrediction
+        d.contentDescription = probe.contentDescription
+        d.displayName = probe.displayName
+        d.thumbnail = probe.thumbnail
         return d
     }
 
@@ -76,6 +90,20 @@ public enum ActivityJSON {
         if let b = try r.bool("eligibleForPublicIndexing") { a.eligibleForPublicIndexing = b }
         if let b = try r.bool("supportsContinuationStreams") { a.supportsContinuationStreams = b }
         if let b = try r.bool("needsSave") { a.needsSave = b }
+        a.referrerURL = try r.string("referrerURL")
+        a.persistentIdentifier = try r.string("persistentIdentifier")
+        a.targetContentIdentifier = try r.string("targetContentIdentifier")
+        if let b = try r.bool("eligibleForPrediction") { a.eligibleForPrediction = b }
+        a.contentDescription = try r.string("contentDescription")
+        a.displayName = try r.string("displayName")
+        a.thumbnail = try thumbnail(&r)
+    }
+
+    /// `thumbnail`: the image's bytes in base64.
+    static func thumbnail(_ r: inout JSONFieldReader) throws(ValidationError) -> [UInt8]? {
+        guard let text = try r.string("thumbnail") else { return nil }
+        guard let bytes = Base64.decode(text) else { throw ValidationError(field: "thumbnail", problem: "is not base64") }
+        return bytes
     }
 
     /// The body of an update. Unknown fields are errors; `null` clears webpageURL and expirationDate.
@@ -102,6 +130,13 @@ public enum ActivityJSON {
         u.eligibleForPublicIndexing = try r.bool("eligibleForPublicIndexing")
         u.supportsContinuationStreams = try r.bool("supportsContinuationStreams")
         u.needsSave = try r.bool("needsSave")
+        if r.has("referrerURL") { u.referrerURL = .some(try r.string("referrerURL")) }
+        if r.has("persistentIdentifier") { u.persistentIdentifier = .some(try r.string("persistentIdentifier")) }
+        if r.has("targetContentIdentifier") { u.targetContentIdentifier = .some(try r.string("targetContentIdentifier")) }
+        u.eligibleForPrediction = try r.bool("eligibleForPrediction")
+        if r.has("contentDescription") { u.contentDescription = .some(try r.string("contentDescription")) }
+        if r.has("displayName") { u.displayName = .some(try r.string("displayName")) }
+        if r.has("thumbnail") { u.thumbnail = .some(try thumbnail(&r)) }
         try r.rejectUnknownFields()
         return u
     }
@@ -122,6 +157,13 @@ public enum ActivityJSON {
         if let b = u.eligibleForPublicIndexing { o["eligibleForPublicIndexing"] = .bool(b) }
         if let b = u.supportsContinuationStreams { o["supportsContinuationStreams"] = .bool(b) }
         if let b = u.needsSave { o["needsSave"] = .bool(b) }
+        if let v = u.referrerURL { o["referrerURL"] = v.map(JSONValue.string) ?? .null }
+        if let v = u.persistentIdentifier { o["persistentIdentifier"] = v.map(JSONValue.string) ?? .null }
+        if let v = u.targetContentIdentifier { o["targetContentIdentifier"] = v.map(JSONValue.string) ?? .null }
+        if let b = u.eligibleForPrediction { o["eligibleForPrediction"] = .bool(b) }
+        if let v = u.contentDescription { o["contentDescription"] = v.map(JSONValue.string) ?? .null }
+        if let v = u.displayName { o["displayName"] = v.map(JSONValue.string) ?? .null }
+        if let v = u.thumbnail { o["thumbnail"] = v.map { .string(Base64.encode($0)) } ?? .null }
         return o
     }
 
@@ -140,6 +182,13 @@ public enum ActivityJSON {
         if d.eligibleForPublicIndexing { o["eligibleForPublicIndexing"] = .bool(true) }
         if d.supportsContinuationStreams { o["supportsContinuationStreams"] = .bool(true) }
         if d.needsSave { o["needsSave"] = .bool(true) }
+        if let v = d.referrerURL { o["referrerURL"] = .string(v) }
+        if let v = d.persistentIdentifier { o["persistentIdentifier"] = .string(v) }
+        if let v = d.targetContentIdentifier { o["targetContentIdentifier"] = .string(v) }
+        if d.eligibleForPrediction { o["eligibleForPrediction"] = .bool(true) }
+        if let v = d.contentDescription { o["contentDescription"] = .string(v) }
+        if let v = d.displayName { o["displayName"] = .string(v) }
+        if let v = d.thumbnail { o["thumbnail"] = .string(Base64.encode(v)) }
         return o
     }
 }

@@ -9,6 +9,11 @@ public struct ActivityLimits: Sendable, Equatable {
     public var maximumKeywordLength = 256
     public var maximumURLLength = 8192
     public var maximumNesting = 32
+    /// `persistentIdentifier` and `targetContentIdentifier`, in UTF-8 bytes.
+    public var maximumIdentifierLength = 256
+    public var maximumDescriptionLength = 4096
+    /// A thumbnail's bytes: it travels in the payload, so it stays small.
+    public var maximumThumbnailBytes = 32 * 1024
 
     public static let defaultMaximumEncodedBytes = 64 * 1024
     public static let recommendedEncodedBytes = 3 * 1024

@@ -22,6 +22,13 @@ public enum ActivityPropertyList {
         if let u = a.webpageURL { d["webpageURL"] = .url(u) }
         if let e = a.expirationDate { d["expirationDate"] = .date(e) }
         if let id = a.origin.id { d["originID"] = .string(id) }
+        if let u = a.referrerURL { d["referrerURL"] = .url(u) }
+        if let s = a.persistentIdentifier { d["persistentIdentifier"] = .string(s) }
+        if let s = a.targetContentIdentifier { d["targetContentIdentifier"] = .string(s) }
+        if a.eligibleForPrediction { d["eligibleForPrediction"] = .boolean(true) }
+        if let s = a.contentDescription { d["contentDescription"] = .string(s) }
+        if let s = a.displayName { d["displayName"] = .string(s) }
+        if let t = a.thumbnail { d["thumbnail"] = .data(t) }
         return .dictionary(d)
     }
 
@@ -72,6 +79,20 @@ public enum ActivityPropertyList {
             origin: DeviceRef(name: try string("originName"), id: originID))
         // Optional: older peers do not send it.
         if d["searchableUserInfoKeys"] != nil { a.searchableUserInfoKeys = try strings("searchableUserInfoKeys") }
+        func optionalString(_ k: String) throws(ValidationError) -> String? { d[k] == nil ? nil : try string(k) }
+        if let v = d["referrerURL"] {
+            guard case .url(let u) = v else { throw ValidationError(field: "referrerURL", problem: "is not a URL") }
+            a.referrerURL = u
+        }
+        a.persistentIdentifier = try optionalString("persistentIdentifier")
+        a.targetContentIdentifier = try optionalString("targetContentIdentifier")
+        if d["eligibleForPrediction"] != nil { a.eligibleForPrediction = try bool("eligibleForPrediction") }
+        a.contentDescription = try optionalString("contentDescription")
+        a.displayName = try optionalString("displayName")
+        if let v = d["thumbnail"] {
+            guard case .data(let t) = v else { throw ValidationError(field: "thumbnail", problem: "is not data") }
+            a.thumbnail = t
+        }
         return a
     }
 }

@@ -6,6 +6,30 @@ public enum ActivityValidation {
             throw ValidationError(field: "title", problem: "longer than \(limits.maximumTitleLength) characters")
         }
         if let url = a.webpageURL { try validateWebpageURL(url, limits: limits) }
+        if let url = a.referrerURL { try validateWebpageURL(url, limits: limits, field: "referrerURL") }
+        for (field, id) in [("persistentIdentifier", a.persistentIdentifier), ("targetContentIdentifier", a.targetContentIdentifier)] {
+            guard let id else { continue }
+            guard !id.isEmpty, id.utf8.count <= limits.maximumIdentifierLength else {
+                throw ValidationError(field: field, problem: "must be 1 to \(limits.maximumIdentifierLength) bytes")
+            }
+            guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ValidationError(field: field, problem: "must not contain control characters")
+            }
+        }
+        if let d = a.contentDescription, d.count > limits.maximumDescriptionLength {
+            throw ValidationError(field: "contentDescription", problem: "longer than \(limits.maximumDescriptionLength) characters")
+        }
+        if let n = a.displayName, n.count > limits.maximumTitleLength {
+            throw ValidationError(field: "displayName", problem: "longer than \(limits.maximumTitleLength) characters")
+        }
+        if let t = a.thumbnail {
+            guard t.count <= limits.maximumThumbnailBytes else {
+                throw ValidationError(field: "thumbnail", problem: "\(t.count) bytes, more than \(limits.maximumThumbnailBytes); make it smaller (a thumbnail, not the picture)")
+            }
+            guard Thumbnail.isImage(t) else {
+                throw ValidationError(field: "thumbnail", problem: "must be a PNG or JPEG image")
+            }
+        }
         for (field, t) in [("createdAt", a.createdAt), ("updatedAt", a.updatedAt)] + (a.expirationDate.map { [("expirationDate", $0)] } ?? [])
         where !t.isRepresentable {
             throw ValidationError(field: field, problem: "dates must lie in the years 0000 to 9999")
@@ -55,23 +79,23 @@ public enum ActivityValidation {
         }
     }
 
-    public static func validateWebpageURL(_ url: String, limits: ActivityLimits = ActivityLimits()) throws(ValidationError) {
+    public static func validateWebpageURL(_ url: String, limits: ActivityLimits = ActivityLimits(), field: String = "webpageURL") throws(ValidationError) {
         guard url.utf8.count <= limits.maximumURLLength else {
-            throw ValidationError(field: "webpageURL", problem: "longer than \(limits.maximumURLLength) bytes")
+            throw ValidationError(field: field, problem: "longer than \(limits.maximumURLLength) bytes")
         }
         let lower = url.lowercased()
         let rest: Substring
         if lower.hasPrefix("https://") { rest = url.dropFirst(8) }
         else if lower.hasPrefix("http://") { rest = url.dropFirst(7) }
         else {
-            throw ValidationError(field: "webpageURL", problem: "\"\(url)\" must be an http or https URL")
+            throw ValidationError(field: field, problem: "\"\(url)\" must be an http or https URL")
         }
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard !host.isEmpty else {
-            throw ValidationError(field: "webpageURL", problem: "\"\(url)\" has no host")
+            throw ValidationError(field: field, problem: "\"\(url)\" has no host")
         }
         guard !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw ValidationError(field: "webpageURL", problem: "must not contain spaces or control characters")
+            throw ValidationError(field: field, problem: "must not contain spaces or control characters")
         }
     }
 

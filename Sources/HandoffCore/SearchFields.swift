@@ -1,7 +1,7 @@
 
 /// What the history may index of an activity whose app allows it (`eligibleForSearch`):
-/// its keywords, the values of the userInfo keys the app opted in (`searchableUserInfoKeys`)
-/// as text, and the document it refers to. Travels in the offer summary so that each
+/// its keywords, its display name and content description, the values of the userInfo
+/// keys the app opted in (`searchableUserInfoKeys`) as text, and the document it refers to. Travels in the offer summary so that each
 /// workstation's history can find what the others offered; nothing else of userInfo does.
 public struct SearchFields: Sendable, Equatable {
     public var keywords: [String]
@@ -22,7 +22,8 @@ public struct SearchFields: Sendable, Equatable {
     public init?(_ a: Activity) {
         guard a.eligibleForSearch else { return nil }
         keywords = a.keywords
-        var parts: [String] = []
+        // The search attributes first: what the app says the content is called and is.
+        var parts = [a.displayName, a.contentDescription].compactMap { $0 }.filter { !$0.isEmpty }
         for key in a.searchableUserInfoKeys {
             if let v = a.userInfo[key] { parts.append(contentsOf: SearchFields.words(v)) }
         }

@@ -32,6 +32,14 @@ struct ControlRequest: Sendable {
 struct ControlResponse: Sendable {
     var status: Int
     var body: JSONValue
+    /// Sent as the `Handoff-Warning` header.
+    var warning: String?
+
+    func warning(_ text: String?) -> ControlResponse {
+        var r = self
+        r.warning = text
+        return r
+    }
 
     static func ok(_ body: JSONValue) -> ControlResponse { ControlResponse(status: 200, body: body) }
     static func created(_ body: JSONValue) -> ControlResponse { ControlResponse(status: 201, body: body) }

@@ -34,14 +34,16 @@ struct ControlRouter: Sendable {
                 if let path = body.document { document = try await locate(path) }
                 let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader)
                 let targets = try await peers.targets(body.to ?? [])
-                return .created(try await registry.becomeCurrent(body.draft, session: session, streamFile: body.streamFile, document: document,
-                                                                 targets: targets).json)
+                let record = try await registry.becomeCurrent(body.draft, session: session, streamFile: body.streamFile, document: document,
+                                                              targets: targets)
+                return .created(record.json).warning(record.warnings.first)
             case .getActivity:
                 return .ok(try await registry.get(id).json)
             case .updateActivity:
                 let update: ActivityUpdate
                 do { update = try ActivityJSON.decodeUpdate(try request.jsonObject()) } catch let e as HandoffError { throw e } catch let e as ValidationError { throw HandoffError.invalid(e) }
-                return .ok(try await registry.update(id, update).json)
+                let record = try await registry.update(id, update)
+                return .ok(record.json).warning(record.warnings.first)
             case .becomeCurrentAgain:
                 try requireEmptyObject(request)
                 return .ok(try await registry.becomeCurrent(existing: id).json)

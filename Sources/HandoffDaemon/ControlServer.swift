@@ -285,6 +285,7 @@ public final class ControlServer: Service, Sendable {
         let body = ByteBuffer(bytes: response.body.serializedBytes() + [UInt8(ascii: "\n")])
         var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.readableBytes)")])
         if !keepAlive { headers.add(name: "Connection", value: "close") }
+        if let warning = response.warning { headers.add(name: ControlEndpoint.warningHeader, value: warning) }
         try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)))
         try await outbound.write(.body(.byteBuffer(body)))
         try await outbound.write(.end(nil))

@@ -41,8 +41,10 @@ struct ActivityJSONTests {
         #expect(o.keys == [
             "id", "activityType", "title", "userInfo", "requiredUserInfoKeys", "searchableUserInfoKeys", "webpageURL", "expirationDate", "keywords",
             "eligibleForHandoff", "eligibleForSearch", "eligibleForPublicIndexing", "supportsContinuationStreams", "needsSave",
-            "createdAt", "updatedAt", "origin",
+            "createdAt", "updatedAt", "origin", "referrerURL", "persistentIdentifier", "targetContentIdentifier",
+            "eligibleForPrediction", "contentDescription", "displayName", "thumbnail",
         ])
+        #expect(o["thumbnail"] == .string(Base64.encode(tinyPNG)))
         #expect(o["id"] == .string("0123456789abcdef0123456789abcdef"))
         #expect(o["createdAt"] == .string("2026-11-18T11:06:40.000000001Z"))
         #expect(o["updatedAt"] == .string("2026-11-18T11:08:43.120Z"))
@@ -170,8 +172,16 @@ struct ActivityJSONTests {
         d.eligibleForPublicIndexing = true
         d.supportsContinuationStreams = true
         d.needsSave = true
+        d.referrerURL = "https://example.com/from"
+        d.persistentIdentifier = "doc/7"
+        d.targetContentIdentifier = "main"
+        d.eligibleForPrediction = true
+        d.contentDescription = "What it is"
+        d.displayName = "Doc 7"
+        d.thumbnail = tinyPNG
         let text = JSONValue.object(ActivityJSON.encode(d)).serialized()
         #expect(try ActivityJSON.decodeDraft(try object(text)) == d)
+        #expect(d.makeActivity(id: .random(), now: Timestamp(seconds: 1), origin: DeviceRef(name: "x")).thumbnail == tinyPNG)
     }
 
     @Test func minimalDraft() throws {
@@ -363,7 +373,16 @@ struct ActivityJSONTests {
         u.eligibleForPublicIndexing = true
         u.supportsContinuationStreams = false
         u.needsSave = true
+        u.referrerURL = .some("https://example.com/r")
+        u.persistentIdentifier = .some(nil)
+        u.targetContentIdentifier = .some("t")
+        u.eligibleForPrediction = true
+        u.contentDescription = .some("d")
+        u.displayName = .some(nil)
+        u.thumbnail = .some(tinyPNG)
         #expect(try update(JSONValue.object(ActivityJSON.encode(u)).serialized()) == u)
+        let cleared = u.applied(to: everyFieldActivity(), now: Self.now)
+        #expect(cleared.persistentIdentifier == nil && cleared.displayName == nil && cleared.referrerURL == "https://example.com/r")
         var clearOnly = ActivityUpdate()
         clearOnly.expirationDate = .some(nil)
         #expect(ActivityJSON.encode(clearOnly) == ["expirationDate": .null])

@@ -25,6 +25,25 @@ struct ActivityValidationTests {
         try ActivityValidation.validate(everyFieldActivity(), limits: Self.limits)
     }
 
+    @Test func theSearchAndIdentityFieldsAreChecked() {
+        func failing(_ change: (inout Activity) -> Void) -> String? {
+            var a = activity()
+            change(&a)
+            return error(a)?.field
+        }
+        #expect(failing { $0.referrerURL = "file:///etc/passwd" } == "referrerURL")
+        #expect(failing { $0.referrerURL = "https://example.com/ok" } == nil)
+        #expect(failing { $0.persistentIdentifier = "" } == "persistentIdentifier")
+        #expect(failing { $0.persistentIdentifier = String(repeating: "x", count: 257) } == "persistentIdentifier")
+        #expect(failing { $0.persistentIdentifier = "note/42" } == nil)
+        #expect(failing { $0.targetContentIdentifier = "a\nb" } == "targetContentIdentifier")
+        #expect(failing { $0.contentDescription = String(repeating: "d", count: 4097) } == "contentDescription")
+        #expect(failing { $0.displayName = String(repeating: "n", count: 1025) } == "displayName")
+        #expect(failing { $0.thumbnail = Array("GIF89a".utf8) } == "thumbnail")
+        #expect(failing { $0.thumbnail = [0xFF, 0xD8, 0xFF, 0xE0] } == nil)
+        #expect(failing { $0.thumbnail = tinyPNG + [UInt8](repeating: 0, count: 32 * 1024) } == "thumbnail")
+    }
+
     @Test func defaults() {
         #expect(Self.limits.maximumEncodedBytes == 65_536)
         #expect(ActivityLimits.defaultMaximumEncodedBytes == 64 * 1024)

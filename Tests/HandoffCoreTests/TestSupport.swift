@@ -67,7 +67,7 @@ func everyKindValue() -> PropertyValue {
 /// An activity that uses every field and every value type.
 func everyFieldActivity() -> Activity {
     guard case .dictionary(let info) = everyKindValue() else { fatalError() }
-    return Activity(
+    var a = Activity(
         id: ActivityID("0123456789abcdef0123456789ABCDEF")!,
         activityType: "com.example.editor.edit-note",
         title: "Editing “Groceries” ✏️",
@@ -84,7 +84,18 @@ func everyFieldActivity() -> Activity {
         createdAt: Timestamp(seconds: 1_795_000_000, nanoseconds: 1),
         updatedAt: Timestamp(seconds: 1_795_000_123, nanoseconds: 120_000_000),
         origin: DeviceRef(name: "laptop", id: "dev-1234"))
+    a.referrerURL = "https://example.com/search?q=groceries"
+    a.persistentIdentifier = "note/42"
+    a.targetContentIdentifier = "window:notes"
+    a.eligibleForPrediction = true
+    a.contentDescription = "Milk, eggs, “bread”"
+    a.displayName = "Groceries"
+    a.thumbnail = tinyPNG
+    return a
 }
+
+/// The first bytes of a PNG and a few more: what a thumbnail must start with.
+let tinyPNG: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]
 
 /// A random property value (finite doubles only, dates within years 1..9999 so they
 /// survive RFC 3339), at most `depth` containers deep.
