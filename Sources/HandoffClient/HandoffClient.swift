@@ -177,6 +177,13 @@ public struct HandoffClient: Sendable {
         HistoryCleared(json: try await call(.clearHistory)).removed
     }
 
+    /// Deletes this workstation's saved activities with these persistent identifiers from
+    /// the history here and on the other workstations (NSUserActivity's
+    /// `deleteSavedUserActivities(withPersistentIdentifiers:)`); nil: all of them.
+    public func forgetSavedActivities(persistentIdentifiers: [String]?) async throws -> SavedForgotten {
+        SavedForgotten(json: try await call(.forgetSavedActivities, body: ForgetSavedRequest(persistentIdentifiers: persistentIdentifiers).json))
+    }
+
     /// Opens a history entry's web page or document again (through the session agent).
     public func reopenHistoryEntry(_ id: Int64) async throws -> ReopenedEntry {
         try decode(try await call(.openHistoryEntry, String(id)), ReopenedEntry.init(json:))

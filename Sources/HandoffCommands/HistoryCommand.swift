@@ -32,8 +32,24 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(help: "Forget the whole history on this workstation.")
     var clear = false
 
+    @Option(name: .customLong("delete"), help: ArgumentHelp("Delete this workstation's activities with this persistent identifier (--persistent-id) from the history here and on your other workstations. Repeatable.", valueName: "id"))
+    var delete: [String] = []
+
+    @Flag(name: .customLong("delete-all-mine"), help: "Delete all of this workstation's activities from the history here and on your other workstations.")
+    var deleteAllMine = false
+
+    func validate() throws {
+        if !delete.isEmpty && deleteAllMine { throw ValidationError("--delete and --delete-all-mine contradict each other") }
+    }
+
     func run() async throws {
         let client = options.client
+        if !delete.isEmpty || deleteAllMine {
+            let done = try await client.forgetSavedActivities(persistentIdentifiers: deleteAllMine ? nil : delete)
+            Output.out(options.json ? done.json.serialized()
+                : "forgot \(done.removed) entr\(done.removed == 1 ? "y" : "ies") here; asked \(done.asked) workstation\(done.asked == 1 ? "" : "s") to do the same")
+            return
+        }
         if clear {
             let n = try await client.clearHistory()
             Output.out(options.json ? JSONValue.object(["removed": .integer(Int64(n))]).serialized() : "forgot \(n) entr\(n == 1 ? "y" : "ies")")

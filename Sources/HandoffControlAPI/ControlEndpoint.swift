@@ -30,6 +30,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     case removeDevice
     case searchHistory
     case clearHistory
+    case forgetSavedActivities
     case openHistoryEntry
     case diagnostics
     case listState
@@ -85,6 +86,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
         case .removeDevice: ("POST", "/v1/devices/remove")
         case .searchHistory: ("POST", "/v1/history/search")
         case .clearHistory: ("DELETE", "/v1/history")
+        case .forgetSavedActivities: ("POST", "/v1/history/forget")
         case .openHistoryEntry: ("POST", "/v1/history/{id}/open")
         case .diagnostics: ("GET", "/v1/diagnostics")
         case .listState: ("GET", "/v1/state")

@@ -128,6 +128,59 @@ public struct ReopenedEntry: Sendable, Equatable {
 }
 
 /// `DELETE /v1/history`: how many entries were forgotten.
+/// `POST /v1/history/forget`: this workstation's saved activities to delete from the
+/// histories of the account, by persistent identifier (`persistentIdentifiers`), or all
+/// of them (`"all": true`).
+public struct ForgetSavedRequest: Sendable, Equatable {
+    /// nil: all of this workstation's.
+    public var persistentIdentifiers: [String]?
+
+    public init(persistentIdentifiers: [String]?) { self.persistentIdentifiers = persistentIdentifiers }
+
+    public var json: JSONValue {
+        .object(persistentIdentifiers.map { ["persistentIdentifiers": .array($0.map(JSONValue.string))] } ?? ["all": .bool(true)])
+    }
+
+    public init(body o: JSONObject) throws(ValidationError) {
+        var r = JSONFieldReader(o)
+        let ids = try r.strings("persistentIdentifiers")
+        let all = try r.bool("all") ?? false
+        try r.rejectUnknownFields()
+        switch (ids, all) {
+        case (nil, true):
+            persistentIdentifiers = nil
+        case (let ids?, false):
+            guard (1...ActivityLimits.maximumForgottenIdentifiers).contains(ids.count) else {
+                throw ValidationError(field: "persistentIdentifiers", problem: "must hold 1 to \(ActivityLimits.maximumForgottenIdentifiers) identifiers")
+            }
+            for (n, id) in ids.enumerated() where !SearchFields.isPersistentIdentifier(id) {
+                throw ValidationError(field: "persistentIdentifiers[\(n)]", problem: "must be 1 to 256 bytes without control characters")
+            }
+            persistentIdentifiers = ids
+        default:
+            throw ValidationError(field: "persistentIdentifiers", problem: "give persistentIdentifiers, or \"all\": true, not both")
+        }
+    }
+}
+
+/// What `POST /v1/history/forget` did: entries removed here, and workstations asked to do the same.
+public struct SavedForgotten: Sendable, Equatable {
+    public var removed: Int
+    public var asked: Int
+
+    public init(removed: Int, asked: Int) {
+        self.removed = removed
+        self.asked = asked
+    }
+
+    public var json: JSONValue { .object(["removed": .integer(Int64(removed)), "asked": .integer(Int64(asked))]) }
+
+    public init(json: JSONValue) {
+        removed = Int(json.objectValue?["removed"]?.integerValue ?? 0)
+        asked = Int(json.objectValue?["asked"]?.integerValue ?? 0)
+    }
+}
+
 public struct HistoryCleared: Sendable, Equatable {
     public var removed: Int
 

@@ -17,6 +17,9 @@ public struct ActivityLimits: Sendable, Equatable {
 
     public static let defaultMaximumEncodedBytes = 64 * 1024
     public static let recommendedEncodedBytes = 3 * 1024
+    /// Persistent identifiers one request to forget saved activities names at most (the
+    /// local API's and the peer protocol's `forgetHistory`).
+    public static let maximumForgottenIdentifiers = 1024
 
     public init(maximumEncodedBytes: Int = ActivityLimits.defaultMaximumEncodedBytes) {
         self.maximumEncodedBytes = maximumEncodedBytes

@@ -8,6 +8,9 @@ public struct SearchFields: Sendable, Equatable {
     public var text: String
     /// The document's path inside its synced folder, with the folder's reference.
     public var document: DocumentReference?
+    /// The activity's `persistentIdentifier`: what its origin later deletes it from the
+    /// histories by.
+    public var persistentIdentifier: String?
 
     /// At most this much text crosses the wire per offer.
     public static let maximumTextBytes = 2048
@@ -29,6 +32,7 @@ public struct SearchFields: Sendable, Equatable {
         }
         text = SearchFields.cut(parts.joined(separator: " "))
         document = a.userInfo[DocumentReference.userInfoKey].flatMap { try? DocumentReference(propertyValue: $0) }
+        persistentIdentifier = a.persistentIdentifier
     }
 
     /// Text values of an opted-in entry: strings, numbers and URLs, in arrays and
@@ -57,6 +61,7 @@ public struct SearchFields: Sendable, Equatable {
     public var propertyList: PropertyValue {
         var d: [String: PropertyValue] = ["keywords": .array(keywords.map(PropertyValue.string)), "text": .string(text)]
         if let document { d["document"] = document.propertyValue }
+        if let persistentIdentifier { d["persistentIdentifier"] = .string(persistentIdentifier) }
         return .dictionary(d)
     }
 
@@ -77,12 +82,25 @@ public struct SearchFields: Sendable, Equatable {
         self.keywords = keywords
         self.text = text
         document = try d["document"].map { v throws(ValidationError) in try DocumentReference(propertyValue: v) }
+        if let v = d["persistentIdentifier"] {
+            guard case .string(let s) = v, SearchFields.isPersistentIdentifier(s) else {
+                throw ValidationError(field: "summary.search.persistentIdentifier", problem: "must be 1 to 256 bytes without control characters")
+            }
+            persistentIdentifier = s
+        }
+    }
+
+    /// 1 to 256 bytes, no control characters (as `ActivityValidation` checks an activity's).
+    public static func isPersistentIdentifier(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= ActivityLimits().maximumIdentifierLength
+            && !s.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// The document in typed JSON, as in userInfo (Docs/LocalAPI.md §5).
     public var json: JSONObject {
         ["keywords": .array(keywords.map(JSONValue.string)), "text": .string(text),
-         "document": document.map { TypedJSON.encode($0.propertyValue) } ?? .null]
+         "document": document.map { TypedJSON.encode($0.propertyValue) } ?? .null,
+         "persistentIdentifier": persistentIdentifier.map(JSONValue.string) ?? .null]
     }
 
     public init(json o: JSONObject) throws(ValidationError) {
@@ -94,5 +112,6 @@ public struct SearchFields: Sendable, Equatable {
         } else {
             document = nil
         }
+        persistentIdentifier = try r.string("persistentIdentifier")
     }
 }

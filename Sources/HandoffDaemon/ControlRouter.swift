@@ -107,6 +107,11 @@ struct ControlRouter: Sendable {
             case .clearHistory:
                 try requireEmptyObject(request)
                 return .ok(HistoryCleared(removed: try await requireHistory().clear()).json)
+            case .forgetSavedActivities:
+                let body: ForgetSavedRequest
+                do { body = try ForgetSavedRequest(body: try request.jsonObject()) } catch let e as HandoffError { throw e } catch let e as ValidationError { throw HandoffError.invalid(e) }
+                let (removed, asked) = try await peers.forgetOwnHistory(body.persistentIdentifiers)
+                return .ok(SavedForgotten(removed: removed, asked: asked).json)
             case .openHistoryEntry:
                 try requireEmptyObject(request)
                 guard let n = Int64(id), let (entry, document) = try await requireHistory().entry(n) else {

@@ -96,6 +96,11 @@ public final class HistoryDatabase {
                 t.column("activityType")
             }
         }
+        m.registerMigration("v2") { db in
+            // What an origin deletes its activities by (`persistentIdentifier`).
+            try db.alter(table: "entry") { t in t.add(column: "persistentIdentifier", .text) }
+            try db.create(index: "entry_persistent", on: "entry", columns: ["deviceID", "persistentIdentifier"])
+        }
         return m
     }
 
@@ -107,16 +112,17 @@ public final class HistoryDatabase {
             try db.write { db in
                 try db.execute(sql: """
                     INSERT INTO entry (seq, id, activityID, deviceID, deviceName, local, activityType, title, keywords, text, webpageURL,
-                                       documentPath, document, firstSeen, lastSeen)
+                                       documentPath, document, firstSeen, lastSeen, persistentIdentifier)
                     VALUES ((SELECT coalesce(max(seq), 0) + 1 FROM entry), (SELECT coalesce(max(id), 0) + 1 FROM entry),
-                            ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(activityID, deviceID) DO UPDATE SET
                         seq = (SELECT max(seq) + 1 FROM entry), deviceName = excluded.deviceName, activityType = excluded.activityType, title = excluded.title,
                         keywords = excluded.keywords, text = excluded.text, webpageURL = excluded.webpageURL,
-                        documentPath = excluded.documentPath, document = excluded.document, lastSeen = excluded.lastSeen
+                        documentPath = excluded.documentPath, document = excluded.document, lastSeen = excluded.lastSeen,
+                        persistentIdentifier = excluded.persistentIdentifier
                     """, arguments: [offer.id.rawValue, device.id, device.name, local, offer.activityType, offer.title,
                                      search.keywords.joined(separator: "\u{1F}"), search.text, offer.webpageURL,
-                                     search.document?.path, document.map { Data($0) }, now.seconds, now.seconds])
+                                     search.document?.path, document.map { Data($0) }, now.seconds, now.seconds, search.persistentIdentifier])
             }
         } catch {
             logger.warning("could not record an activity in the history", metadata: ["error": "\(error)"])
@@ -186,6 +192,23 @@ public final class HistoryDatabase {
     public func clear() throws -> Int {
         try db.write { db in
             try db.execute(sql: "DELETE FROM entry")
+            return db.changesCount
+        }
+    }
+
+    /// Forgets the entries of one origin's activities with these persistent identifiers,
+    /// or all of that origin's (`identifiers` nil); returns how many.
+    public func forget(device: String, identifiers: [String]?) throws -> Int {
+        try db.write { db in
+            if let identifiers {
+                var removed = 0
+                for id in Set(identifiers) {
+                    try db.execute(sql: "DELETE FROM entry WHERE deviceID = ? AND persistentIdentifier = ?", arguments: [device, id])
+                    removed += db.changesCount
+                }
+                return removed
+            }
+            try db.execute(sql: "DELETE FROM entry WHERE deviceID = ?", arguments: [device])
             return db.changesCount
         }
     }

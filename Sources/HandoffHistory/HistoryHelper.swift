@@ -38,6 +38,8 @@ public struct HistoryHelper {
                 return .ok(.integer(Int64(database.expire(at: at))))
             case .clear:
                 return .ok(.integer(Int64(try database.clear())))
+            case .forget(let device, let ids):
+                return .ok(.integer(Int64(try database.forget(device: device, identifiers: ids))))
             case .count:
                 return .ok(.integer(Int64(try database.count())))
             }

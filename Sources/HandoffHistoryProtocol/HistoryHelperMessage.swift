@@ -16,6 +16,9 @@ public enum HistoryHelperRequest: Sendable, Equatable {
     case expire(at: Timestamp)
     /// Forget everything; answers how many.
     case clear
+    /// Forget one origin's activities with these persistent identifiers (nil: all of that
+    /// origin's); answers how many.
+    case forget(device: String, persistentIdentifiers: [String]?)
     case count
 
     public var json: JSONValue {
@@ -30,6 +33,8 @@ public enum HistoryHelperRequest: Sendable, Equatable {
             .object(["op": .string("expire"), "at": .integer(at.seconds)])
         case .clear:
             .object(["op": .string("clear")])
+        case .forget(let device, let ids):
+            .object(["op": .string("forget"), "device": .string(device), "persistentIdentifiers": ids.map { .array($0.map(JSONValue.string)) } ?? .null])
         case .count:
             .object(["op": .string("count")])
         }
@@ -60,6 +65,8 @@ public enum HistoryHelperRequest: Sendable, Equatable {
             self = .expire(at: try at(&r))
         case "clear":
             self = .clear
+        case "forget":
+            self = .forget(device: try r.requiredString("device"), persistentIdentifiers: try r.strings("persistentIdentifiers"))
         case "count":
             self = .count
         case let op:

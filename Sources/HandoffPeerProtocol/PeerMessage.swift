@@ -45,6 +45,9 @@ public enum PeerMessage: Sendable, Equatable {
     /// First message on a stream connection (version 3): send me the bytes of this copy
     /// in this format. Answered like `streamOpen`.
     case clipboardOpen(id: ClipboardID, type: String)
+    /// On a version 4 link (§20): forget, in your history, the sender's own activities with
+    /// these persistent identifiers; nil: all of the sender's activities.
+    case forgetHistory(persistentIdentifiers: [String]?)
 
     /// One origin's entry in `keptIndex`: its device ID's 32 bytes and a sequence.
     public struct KeptIndexEntry: Sendable, Equatable {
@@ -58,6 +61,8 @@ public enum PeerMessage: Sendable, Equatable {
 
     /// At most this many entries or items in one `keptIndex` or `kept` message.
     public static let maximumKeptItems = 256
+    /// At most this many persistent identifiers in one `forgetHistory`.
+    public static let maximumForgotten = ActivityLimits.maximumForgottenIdentifiers
 
     public enum FetchResult: Sendable, Equatable {
         case activity(Activity, stale: Bool)
@@ -85,6 +90,7 @@ public enum PeerMessage: Sendable, Equatable {
         case .kept: 0x15
         case .clipboard: 0x16
         case .clipboardOpen: 0x17
+        case .forgetHistory: 0x18
         }
     }
 }
@@ -93,7 +99,7 @@ public enum PeerMessage: Sendable, Equatable {
 public struct PeerHello: Sendable, Equatable {
     /// "HNDF": says this is the handoff peer protocol at all.
     public static let magic: [UInt8] = [0x48, 0x4E, 0x44, 0x46]
-    public static let currentVersion: UInt16 = 3
+    public static let currentVersion: UInt16 = 4
     /// The oldest version this implementation still speaks.
     public static let minimumVersion: UInt16 = 1
 

@@ -59,6 +59,8 @@ public enum PeerMessageCoding {
             out += PropertyBinaryEncoding.encode(.dictionary(offer.map { ["clipboard": $0.propertyList] } ?? [:]))
         case .clipboardOpen(let id, let type):
             out += PropertyBinaryEncoding.encode(.dictionary(["id": .string(id.rawValue), "type": .string(type)]))
+        case .forgetHistory(let ids):
+            out += PropertyBinaryEncoding.encode(.dictionary(ids.map { ["persistentIdentifiers": .array($0.map(PropertyValue.string))] } ?? ["all": .boolean(true)]))
         case .stream(let frame):
             var buffer = ByteBuffer()
             if let payload = frame.encode(header: &buffer) { buffer.writeImmutableBuffer(payload) }
@@ -208,6 +210,19 @@ public enum PeerMessageCoding {
             let type = try string("type")
             guard ClipboardFormat.isValidType(type) else { throw .malformed("clipboardOpen's type is not a MIME type") }
             return .clipboardOpen(id: id, type: type)
+        case 0x18:
+            if case .boolean(true)? = d["all"], d["persistentIdentifiers"] == nil { return .forgetHistory(persistentIdentifiers: nil) }
+            guard case .array(let list)? = d["persistentIdentifiers"], d["all"] == nil, !list.isEmpty, list.count <= PeerMessage.maximumForgotten else {
+                throw .malformed("forgetHistory needs persistentIdentifiers (1 to \(PeerMessage.maximumForgotten)) or all, not both")
+            }
+            var ids: [String] = []
+            for item in list {
+                guard case .string(let s) = item, SearchFields.isPersistentIdentifier(s) else {
+                    throw .malformed("forgetHistory's persistent identifiers are strings of 1 to 256 bytes without control characters")
+                }
+                ids.append(s)
+            }
+            return .forgetHistory(persistentIdentifiers: ids)
         default:
             throw .malformed("unknown message type 0x\(String(type, radix: 16))")
         }

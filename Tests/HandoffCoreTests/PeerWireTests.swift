@@ -328,9 +328,9 @@ struct PeerWireExactBytesTests {
         #expect(bytes == [0x01, 0x48, 0x4E, 0x44, 0x46, 0x02, 0x03, 0x01, 0x02]
             + [0x0A, 0x01, 0x0A] + Array("deviceName".utf8) + [0x05, 0x01, 0x61])
         let current = PeerMessageCoding.encode(.hello(PeerHello(deviceName: "x")))
-        // Version 3 (the clipboard, PeerProtocol.md §19), still speaking versions 1 and 2.
-        #expect(Array(current.prefix(9)) == [0x01] + helloMagic + [0x00, 0x03, 0x00, 0x01])
-        #expect(PeerHello.currentVersion == 3)
+        // Version 4 (forgetting history, PeerProtocol.md §20), still speaking versions 1 to 3.
+        #expect(Array(current.prefix(9)) == [0x01] + helloMagic + [0x00, 0x04, 0x00, 0x01])
+        #expect(PeerHello.currentVersion == 4)
         #expect(PeerHello.minimumVersion == 1)
         // `instance` sorts between deviceName and listenPort (7443, a zigzag varint); seed-16 of
         // the fuzz corpus is these bytes with a time.

@@ -51,6 +51,13 @@ struct PeerSessionTests {
         #expect(PeerSession.step(for: .account([[1, 2]]), fetchesInFlight: 0) == .mergeAccount([[1, 2]]))
         #expect(PeerSession.step(for: .advertisementKey(generation: 2, key: [9]), fetchesInFlight: 0) == .considerKey(generation: 2, key: [9]))
         #expect(PeerSession.step(for: .error(code: "bye", message: "m"), fetchesInFlight: 0) == .peerClosing(code: "bye", message: "m"))
+        #expect(PeerSession.step(for: .forgetHistory(persistentIdentifiers: ["n"]), fetchesInFlight: 0) == .forgetHistory(["n"]))
+        #expect(PeerSession.step(for: .forgetHistory(persistentIdentifiers: nil), fetchesInFlight: 0, version: 4) == .forgetHistory(nil))
+        // A link that speaks version 3 or older has no forgetting.
+        guard case .violation = PeerSession.step(for: .forgetHistory(persistentIdentifiers: nil), fetchesInFlight: 0, version: 3) else {
+            Issue.record("forgetHistory on a version 3 link must be a violation")
+            return
+        }
     }
 
     @Test func aPeerCannotHaveMoreThanFourFetchesAnswered() {

@@ -85,6 +85,26 @@ struct HistoryDatabaseTests {
         #expect(try h.search(HistoryQuery(), at: now).isEmpty)
     }
 
+    /// An origin deletes its saved activities by persistent identifier, or all of them;
+    /// another origin's entries, even with the same identifier, stay.
+    @Test func anOriginForgetsItsOwnByPersistentIdentifier() async throws {
+        let h = try history()
+        func offer(_ title: String, persistent: String?) -> ActivitySummary {
+            var a = Activity(id: .random(), activityType: "org.example.edit", title: title, eligibleForSearch: true, createdAt: t0, origin: DeviceRef(name: "x"))
+            a.persistentIdentifier = persistent
+            return ActivitySummary(a, payloadSize: 10)
+        }
+        h.record(offer("Desk 42", persistent: "note/42"), device: desk, local: true, at: t0)
+        h.record(offer("Desk 43", persistent: "note/43"), device: desk, local: true, at: t0)
+        h.record(offer("Desk none", persistent: nil), device: desk, local: true, at: t0)
+        h.record(offer("Laptop 42", persistent: "note/42"), device: laptop, local: false, at: t0)
+        func titles() throws -> Set<String> { Set(try h.search(HistoryQuery(), at: t0).map(\.title)) }
+        #expect(try h.forget(device: desk.id, identifiers: ["note/42", "note/42", "note/99"]) == 1)
+        #expect(try titles() == ["Desk 43", "Desk none", "Laptop 42"])
+        #expect(try h.forget(device: desk.id, identifiers: nil) == 2)
+        #expect(try titles() == ["Laptop 42"])
+    }
+
     @Test func aDocumentIsKeptToReopen() async throws {
         let h = try history()
         let ref = DocumentReference(root: SyncedRootID(kind: "syncthing", id: "abcd-1234"), path: "Projects/plan.odt", size: 42, sha256: [UInt8](repeating: 7, count: 32))

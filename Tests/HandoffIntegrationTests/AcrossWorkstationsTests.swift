@@ -37,7 +37,7 @@ extension WorkstationTests {
                 return Set(lines.map { $0.split(separator: ";").dropFirst(3).first ?? "" }).count >= 2
             }
             for line in lines {
-                #expect(line.contains("\"v=3\"") && line.contains("\"h=") && line.contains("\"t="), "\(line)")
+                #expect(line.contains("\"v=4\"") && line.contains("\"h=") && line.contains("\"t="), "\(line)")
                 #expect(!line.contains("ws-a") && !line.contains("ws-b"), "no device name in mDNS: \(line)")
                 #expect(!line.contains(idA.prefix(7)) && !line.contains(idB.prefix(7)), "no device ID in mDNS: \(line)")
             }

@@ -4,8 +4,9 @@ import Testing
 
 /// The activity model's later fields (referrer, persistent and target content identifiers,
 /// prediction, and the search attributes: description, display name, thumbnail) from the
-/// CLI on one workstation to the payload and the history on another, and the warning for
-/// a payload over the advised size.
+/// CLI on one workstation to the payload and the history on another, deleting saved
+/// activities by persistent identifier everywhere, and the warning for a payload over the
+/// advised size.
 extension WorkstationTests {
 @Suite struct ActivityModelTests {
     let across = AcrossWorkstationsTests()
@@ -40,6 +41,22 @@ extension WorkstationTests {
                 try await net.ctl("b", "history", "walrus").stdout.contains("Shopping")
             }
             #expect(try await net.ctl("b", "history", "groceries").stdout.contains("Shopping"))
+
+            // Another of a's activities, and one of b's own with the same persistent
+            // identifier: a deletes note/42 everywhere, and only its own goes.
+            _ = try await net.ctl("a", "become-current", "--type", "org.example.notes.edit", "--title", "Errands", "--search", "--persistent-id", "note/43")
+            _ = try await net.ctl("b", "become-current", "--type", "org.example.notes.edit", "--title", "Bobs note", "--search", "--persistent-id", "note/42")
+            try await eventually(10, "b's history to have Errands") { try await net.ctl("b", "history", "errands").stdout.contains("Errands") }
+            let forgot = try await net.ctl("a", "history", "--delete", "note/42")
+            #expect(forgot.status == 0 && forgot.stdout.contains("forgot 1 entry here; asked 1 workstation"), "\(forgot)")
+            try await eventually(10, "b to forget a's note/42") { try await net.ctl("b", "history", "walrus").stdout.contains("nothing matches") }
+            #expect(try await net.ctl("a", "history", "walrus").stdout.contains("nothing matches"))
+            #expect(try await net.ctl("b", "history", "errands").stdout.contains("Errands"), "a's other activity stays")
+            #expect(try await net.ctl("b", "history", "bobs").stdout.contains("Bobs note"), "b's own note/42 stays")
+            let all = try await net.ctl("a", "history", "--delete-all-mine")
+            #expect(all.status == 0, "\(all)")
+            try await eventually(10, "b to forget all of a's") { try await net.ctl("b", "history", "errands").stdout.contains("nothing matches") }
+            #expect(try await net.ctl("b", "history", "bobs").stdout.contains("Bobs note"))
 
             // A field is cleared by update; one given and cleared at once is refused.
             let cleared = try await net.ctl("a", "update", "--clear", "description", "--clear", "thumbnail")

@@ -124,6 +124,11 @@ public actor ActivityHistory {
     /// Forgets everything; returns how many entries there were.
     func clear() async throws(HandoffError) -> Int { try integer(await call(.clear)) }
 
+    /// Forgets one origin's activities with these persistent identifiers (nil: all of its).
+    func forget(device: String, persistentIdentifiers ids: [String]?) async throws(HandoffError) -> Int {
+        try integer(await call(.forget(device: device, persistentIdentifiers: ids)))
+    }
+
     func count() async throws(HandoffError) -> Int { try integer(await call(.count)) }
 
     /// At shutdown: what is queued is recorded, then the helper's input closes and it exits.

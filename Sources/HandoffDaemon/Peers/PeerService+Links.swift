@@ -147,6 +147,8 @@ extension PeerService {
             try takeKept(items, from: link)
         case .recordClipboard(let offer):
             heardClipboard(offer, from: link)
+        case .forgetHistory(let ids):
+            forgetHistory(of: link, ids)
         case .peerClosing(let code, let message):
             logger.info("peer closed the connection with an error", metadata: ["peer": "\(link.deviceName)", "code": "\(code)", "message": "\(message)"])
             link.close()

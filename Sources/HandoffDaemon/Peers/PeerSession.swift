@@ -61,6 +61,9 @@ enum PeerSession {
         case takeKept([[UInt8]])
         /// The peer's newest copy (version 3).
         case recordClipboard(ClipboardOffer?)
+        /// Forget the peer's own activities with these persistent identifiers (nil: all of
+        /// them) in the history here (version 4).
+        case forgetHistory([String]?)
         /// The peer broke the protocol: tell it why and close.
         case violation(code: String, message: String)
         /// The peer is closing with this error: log it and close.
@@ -102,6 +105,10 @@ enum PeerSession {
             return .violation(code: "unexpected-message", message: "clipboard offers need version 3; this link speaks \(version)")
         case .clipboard(let offer):
             return .recordClipboard(offer)
+        case .forgetHistory where version < 4:
+            return .violation(code: "unexpected-message", message: "forgetting history needs version 4; this link speaks \(version)")
+        case .forgetHistory(let ids):
+            return .forgetHistory(ids)
         case .keptIndex(let entries):
             return .compareKept(entries)
         case .kept(let items):

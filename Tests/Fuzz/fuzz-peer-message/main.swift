@@ -37,7 +37,8 @@ func seeds() -> [[UInt8]] {
         .clipboard(ClipboardOffer(id: ClipboardID("00112233445566778899aabbccddeeff")!, formats: [
             ClipboardFormat(type: "text/plain;charset=utf-8", size: 12), ClipboardFormat(type: "image/png", size: nil)],
             ageMilliseconds: 1500, remainingMilliseconds: 598_500)),
-        .clipboard(nil), .clipboardOpen(id: ClipboardID("00112233445566778899aabbccddeeff")!, type: "text/uri-list")]
+        .clipboard(nil), .clipboardOpen(id: ClipboardID("00112233445566778899aabbccddeeff")!, type: "text/uri-list"),
+        .forgetHistory(persistentIdentifiers: ["note/42"]), .forgetHistory(persistentIdentifiers: nil)]
     return messages.map(PeerMessageCoding.encode)
 }
 
