@@ -69,12 +69,22 @@ struct ContinueCommand: AsyncParsableCommand {
         } else if case .opened(let app)? = continued.launch {
             say("continued \(title) from \(continued.device.name): \(Self.describe(app))")
             if let note = app.note { say(note) }
+        } else if let terminal = continued.terminal {
+            // Headless (or no terminal to open): the command that continues it.
+            switch terminal {
+            case .success(let t):
+                say("continued a terminal from \(continued.device.name); run:")
+                say(t.commandLine)
+            case .failure(let e):
+                throw CommandFailure(description: "the terminal \(continued.device.name) offered cannot be continued: \(e)")
+            }
         } else {
             say("continued from \(continued.device.name):")
             say(ActivityPrinter.details(continued.record))
         }
         // Headless, a plain `continue` prints and that is all; anything else is a failure.
-        if case .failed(let code, let message)? = continued.launch, code != "no_launcher" || open {
+        // A terminal nothing could open printed its command above: that is the outcome.
+        if case .failed(let code, let message)? = continued.launch, code != "no_launcher" || open, continued.terminal == nil || open {
             throw CommandFailure(description: "opened nothing: \(message)")
         }
         if streamTo != nil || streamFrom != nil {

@@ -78,10 +78,24 @@ public struct ContinuedActivity: Sendable, Equatable {
     }
 
     /// The activity record's fields, plus `device`, `launch` and `continuedAt` when known.
+    /// For a terminal (`handoff.terminal`): what continues it, or why nothing can.
+    public var terminal: Result<TerminalSession, ValidationError>? {
+        guard record.activity.activityType == WellKnownActivityType.terminal else { return nil }
+        do { return .success(try TerminalSession(userInfo: record.activity.userInfo)) } catch { return .failure(error) }
+    }
+
     public var json: JSONValue {
         var o = record.json.objectValue ?? [:]
         o["device"] = device.json
         if let launch { o["launch"] = launch.json }
+        switch terminal {
+        case .success(let t)?:
+            o["terminal"] = .object(["argv": .array(t.sshArguments().map(JSONValue.string)), "commandLine": .string(t.commandLine)])
+        case .failure(let e)?:
+            o["terminal"] = .object(["error": .string(e.description)])
+        case nil:
+            break
+        }
         if let continuedAt { o["continuedAt"] = .string(continuedAt.rfc3339) }
         return .object(o)
     }

@@ -35,6 +35,9 @@ public actor ActivityRegistry {
         /// script) and without an expiration date expires this long after it is made, so a
         /// forgotten one is not offered for days. nil: never.
         public var unownedExpiry: Duration?
+        /// The host a terminal activity (`handoff.terminal`) names when its app did not:
+        /// what the other workstations ssh to (`ssh-host`, else the host name).
+        public var sshHost: String = DaemonConfiguration.hostName()
 
         public init(device: DeviceRef, limits: ActivityLimits = ActivityLimits(), willSaveTimeout: Duration = .milliseconds(500),
                     maximumActivitiesPerOwner: Int = 32, rememberedFinalActivities: Int = 1024, unownedExpiry: Duration? = .seconds(12 * 3600)) {
@@ -143,6 +146,9 @@ public actor ActivityRegistry {
         }
         if streamFile != nil { activity.supportsContinuationStreams = true }
         if let document { activity.userInfo[DocumentReference.userInfoKey] = document.reference.propertyValue }
+        if activity.activityType == WellKnownActivityType.terminal, activity.userInfo["host"] == nil {
+            activity.userInfo["host"] = .string(settings.sshHost)
+        }
         try validate(activity)
         try StreamSourceRules.check(activity, owner: owner, streamFile: streamFile)
         if activity.isExpired(at: now) {
@@ -259,7 +265,11 @@ public actor ActivityRegistry {
     }
 
     private func validate(_ a: Activity) throws(HandoffError) {
-        do { try ActivityValidation.validate(a, limits: settings.limits) } catch { throw HandoffError.invalid(error) }
+        do {
+            try ActivityValidation.validate(a, limits: settings.limits)
+            // Another workstation will run ssh from it: checked here as it will be there.
+            if a.activityType == WellKnownActivityType.terminal { _ = try TerminalSession(userInfo: a.userInfo) }
+        } catch { throw HandoffError.invalid(error) }
     }
 
     private func record(_ e: Entry) -> ActivityRecord { ActivityTable.record(e) }

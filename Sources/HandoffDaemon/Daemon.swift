@@ -45,10 +45,13 @@ public struct Daemon: Sendable {
         if let replaced = identity.replaced {
             logger.error("\(replaced); pair this workstation again with your others (handoffctl pair)")
         }
+        var registrySettings = ActivityRegistry.Settings(
+            device: device, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
+            willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds),
+            unownedExpiry: config.unownedExpiryMinutes > 0 ? .seconds(config.unownedExpiryMinutes * 60) : nil)
+        if let host = config.sshHost { registrySettings.sshHost = host }
         let registry = ActivityRegistry(
-            settings: .init(device: device, limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes),
-                            willSaveTimeout: .milliseconds(config.willSaveTimeoutMilliseconds),
-                            unownedExpiry: config.unownedExpiryMinutes > 0 ? .seconds(config.unownedExpiryMinutes * 60) : nil),
+            settings: registrySettings,
             store: ActivityStore(stateDirectory: config.stateDirectory),
             logger: logger, clock: clock, timers: timers)
         await registry.restore()

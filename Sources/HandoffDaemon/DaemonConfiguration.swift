@@ -16,6 +16,8 @@ public struct DaemonConfiguration: Sendable {
     /// Activities made without an owning session expire after this unless they say
     /// otherwise (`unowned-expiry-minutes`; 0: never).
     public var unownedExpiryMinutes: Int64 = 720
+    /// What terminal activities name as the host to ssh to (nil: the host name).
+    public var sshHost: String?
     /// How long the activity history keeps what it saw (`history-days`; 0: no history).
     public var historyDays: Int64 = 30
     /// The history helper (`handoff-history`) ends after this many seconds without a

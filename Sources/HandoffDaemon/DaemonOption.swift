@@ -38,6 +38,10 @@ public struct DaemonOption: Sendable {
     /// Every setting, in the order `--help` lists them.
     public static let all: [DaemonOption] = [
         .init("name", "name", default: "the host name", "This device's name, as other workstations show it.") { c, v in c.deviceName = v },
+        .init("ssh-host", "host", default: "the host name", "The host your other workstations ssh to when they continue a terminal here.") { c, v throws(DaemonConfiguration.FileError) in
+            guard TerminalSession.isHost(v) else { throw .init(description: "ssh-host must be a host name or an IP address") }
+            c.sshHost = v
+        },
         .init("state-dir", "path", default: "$XDG_STATE_HOME/handoff", "Where durable state lives.") { c, v in c.stateDirectory = v },
         .init("socket", "path", default: "$XDG_RUNTIME_DIR/handoff/handoffd.sock", "The control socket's path.") { c, v in c.socketPath = v },
         .init("log-level", "level", default: "info", "trace, debug, info, notice, warning, error or critical.") { c, v throws(DaemonConfiguration.FileError) in
