@@ -1,6 +1,9 @@
 import Foundation
 import HandoffCore
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `handoff.terminal` between two workstations without a desktop: `offer-terminal` on a,
 /// `continue` on b prints the ssh command (every word quoted), a's handoffd names its
@@ -8,6 +11,80 @@ import Testing
 extension WorkstationTests {
 @Suite struct TerminalTests {
     let across = AcrossWorkstationsTests()
+
+    /// The real thing: a's tmux session `work` in a project directory, a throwaway sshd on
+    /// a (its own host key, a test key authorized), and on b the command `continue` gives,
+    /// run in a pseudo-terminal: it attaches to a's session, and what is typed there on a
+    /// shows on b.
+    @Test func continuingATerminalAttachesToItsTmuxSessionOverSsh() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let dir = net.directory + "/ssh", project = net.directory + "/proj", tmuxDir = net.directory + "/tmux-a"
+            for d in [dir, project, tmuxDir] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+            chmod(dir, 0o700)
+            chmod(tmuxDir, 0o700)
+            for key in ["host", "client"] {
+                let r = try await CommandLineTool.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", "\(dir)/\(key)"], environment: net.environment)
+                #expect(r.status == 0, "\(r)")
+            }
+            try FileManager.default.copyItem(atPath: "\(dir)/client.pub", toPath: "\(dir)/authorized_keys")
+            let address = try await net.address("a")
+            try """
+                ListenAddress \(address):2222
+                HostKey \(dir)/host
+                PidFile \(dir)/sshd.pid
+                AuthorizedKeysFile \(dir)/authorized_keys
+                PermitRootLogin prohibit-password
+                PasswordAuthentication no
+                KbdInteractiveAuthentication no
+                UsePAM no
+                StrictModes no
+                UseDNS no
+                PrintMotd no
+                SetEnv TMUX_TMPDIR=\(tmuxDir)
+
+                """.write(toFile: "\(dir)/sshd_config", atomically: true, encoding: .utf8)
+            try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+            _ = try await net.spawn("a", log: "\(dir)/sshd.log", ["/usr/sbin/sshd", "-D", "-e", "-f", "\(dir)/sshd_config"])
+            try await eventually(10, "sshd on a to listen") {
+                try await net.exec("a", ["ss", "-Hltn", "sport = :2222"]).stdout.contains("2222")
+            }
+            let tmux = ["env", "TMUX_TMPDIR=\(tmuxDir)", "tmux"]
+            let started = try await net.exec("a", tmux + ["new-session", "-d", "-s", "work", "-c", project])
+            #expect(started.status == 0, "\(started)")
+
+            let made = try await net.ctl("a", "offer-terminal", "--host", address, "--port", "2222", "--user", "root",
+                                         "--tmux-session", "work", "--directory", project)
+            #expect(made.status == 0, "\(made)")
+            try await eventually(10, "the terminal to reach b") { try await net.ctl("b", "list").stdout.contains(WellKnownActivityType.terminal) }
+            let continued = try across.json(try await net.ctl("b", "continue", "--json"))
+            let list = continued["terminal"]?.objectValue?["argv"]?.arrayValue
+            let argv = try #require(list, "\(continued)").compactMap(\.stringValue)
+            #expect(argv.first == "ssh")
+            // The test's own key and no known_hosts of the machine's: options a user keeps in
+            // ~/.ssh/config, put before the command's own arguments.
+            let options = ["-F", "/dev/null", "-i", "\(dir)/client", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                           "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"]
+            let command = (["ssh"] + options + argv.dropFirst()).map(TerminalSession.quoted).joined(separator: " ")
+            let typescript = net.directory + "/b-terminal.txt"
+            let client = try await net.spawn("b", log: net.directory + "/b-script.log", ["script", "-q", "-e", "-f", "-c", command, typescript],
+                                             environment: ["TERM": "xterm"])
+            defer { net.stop(client, SIGKILL) }
+            try await eventually(15, "b to attach to a's session") {
+                try await net.exec("a", tmux + ["list-clients", "-t", "work"]).stdout.contains("work")
+            }
+            // Typed on a, in the session b is attached to (split so the typing is not the marker).
+            _ = try await net.exec("a", tmux + ["send-keys", "-t", "work", "echo MARK\"\"ER-\"$((6*7))\"", "Enter"])
+            try await eventually(15, "a's marker on b's terminal") {
+                ((try? String(contentsOfFile: typescript, encoding: .utf8)) ?? "").contains("MARKER-42")
+            }
+            // One session, not a second one made by b.
+            #expect(try await net.exec("a", tmux + ["list-sessions", "-F", "#S"]).stdout.split(separator: "\n") == ["work"])
+            _ = try await net.exec("a", tmux + ["kill-server"])
+        }
+    }
 
     @Test func aTerminalContinuesAsAnSshCommand() async throws {
         try await NetnsRun.with(["a", "b"]) { net in
