@@ -37,6 +37,12 @@ struct OfferTerminalCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("ssh's port there (default: ssh's own).", valueName: "port"))
     var port: Int?
 
+    @Option(help: ArgumentHelp("The shell offering it (the shell integration gives HOST:PID): its newer offer replaces its older one.", valueName: "id"))
+    var shell: String?
+
+    @Flag(help: "Print nothing (the shell integration runs it at prompts).")
+    var quiet = false
+
     func validate() throws {
         if noTmux && tmuxSession != nil { throw ValidationError("--tmux-session and --no-tmux contradict each other") }
     }
@@ -45,14 +51,14 @@ struct OfferTerminalCommand: AsyncParsableCommand {
         let directory = try self.directory ?? Self.currentDirectory()
         let session = noTmux ? nil : (tmuxSession ?? Self.currentTmuxSession())
         var info = TerminalSession(host: host ?? "placeholder", user: user ?? Self.loginName(), port: port, directory: directory,
-                                   tmuxSession: session).userInfo
+                                   tmuxSession: session, shell: shell).userInfo
         if host == nil { info["host"] = nil }  // handoffd names it
         var draft = ActivityDraft(activityType: WellKnownActivityType.terminal)
         draft.userInfo = info
         draft.requiredUserInfoKeys = ["directory", "host"]
         draft.title = session.map { "tmux \($0): \(directory)" } ?? directory
         let record = try await options.client.becomeCurrent(draft)
-        Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue)
+        if !quiet { Output.out(options.json ? record.json.prettySerialized() : record.activity.id.rawValue) }
     }
 
     static func currentDirectory() throws -> String {

@@ -13,8 +13,12 @@ public struct TerminalSession: Sendable, Equatable {
     public var directory: String
     /// The tmux session it ran in, attached to (or made) again.
     public var tmuxSession: String?
+    /// Which shell offers it (the shell integration's `HOST:PID`): a newer offer from the
+    /// same shell replaces the older one instead of piling up beside it.
+    public var shell: String?
 
-    public init(host: String, user: String? = nil, port: Int? = nil, directory: String, tmuxSession: String? = nil) {
+    public init(host: String, user: String? = nil, port: Int? = nil, directory: String, tmuxSession: String? = nil, shell: String? = nil) {
+        self.shell = shell
         self.host = host
         self.user = user
         self.port = port
@@ -28,6 +32,7 @@ public struct TerminalSession: Sendable, Equatable {
         if let user { info["user"] = .string(user) }
         if let port { info["port"] = .integer(Int64(port)) }
         if let tmuxSession { info["tmuxSession"] = .string(tmuxSession) }
+        if let shell { info["shell"] = .string(shell) }
         return info
     }
 
@@ -45,7 +50,8 @@ public struct TerminalSession: Sendable, Equatable {
             guard case .integer(let n) = v, (1...65535).contains(n) else { throw ValidationError(field: "userInfo.port", problem: "must be 1 to 65535") }
             port = Int(n)
         }
-        self.init(host: host, user: try string("user"), port: port, directory: directory, tmuxSession: try string("tmuxSession"))
+        self.init(host: host, user: try string("user"), port: port, directory: directory, tmuxSession: try string("tmuxSession"),
+                  shell: try string("shell"))
         try validate()
     }
 
@@ -60,6 +66,10 @@ public struct TerminalSession: Sendable, Equatable {
         if let problem = Self.directoryProblem(directory) { throw ValidationError(field: "userInfo.directory", problem: problem) }
         if let tmuxSession, !Self.isSessionName(tmuxSession) {
             throw ValidationError(field: "userInfo.tmuxSession", problem: "must be 1 to 64 letters, digits, _ or -")
+        }
+        if let shell, !((1...128).contains(shell.utf8.count)
+                        && shell.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._:-".unicodeScalars.contains($0)) })) {
+            throw ValidationError(field: "userInfo.shell", problem: "must be 1 to 128 letters, digits, ., _, : or -")
         }
     }
 

@@ -155,8 +155,15 @@ public actor ActivityRegistry {
             throw HandoffError(.invalid, code: "invalid_activity", message: "expirationDate: \(activity.expirationDate!) is already past")
         }
         let entry = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file, targets: targets)
-        if owner == .daemon { try saveAhead("the activity") { _ = $0.add(entry) } }
+        let replaced = owner == .daemon ? table.terminals(replacedBy: activity) : []
+        if owner == .daemon {
+            try saveAhead("the activity") { t in
+                _ = t.add(entry)
+                for id in replaced { _ = t.invalidate(id) }
+            }
+        }
         perform(table.add(entry))
+        for id in replaced { perform(table.invalidate(id)) }
         rescheduleExpiry()
         persist()
         return record(table.entries[activity.id]!)

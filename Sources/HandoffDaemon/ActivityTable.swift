@@ -127,6 +127,16 @@ struct ActivityTable {
         }
     }
 
+    /// The live daemon-owned terminals a new one from the same shell (`userInfo.shell`)
+    /// replaces: a shell offers one terminal at a time.
+    func terminals(replacedBy a: Activity) -> [ActivityID] {
+        guard a.activityType == WellKnownActivityType.terminal, let shell = a.userInfo["shell"] else { return [] }
+        return entries.values.filter {
+            $0.owner == .daemon && !Self.isFinal($0.state) && $0.activity.id != a.id
+                && $0.activity.activityType == WellKnownActivityType.terminal && $0.activity.userInfo["shell"] == shell
+        }.map(\.activity.id)
+    }
+
     /// A new activity: it becomes current, and its owner's oldest beyond the cap go.
     mutating func add(_ entry: Entry) -> Outcome {
         var out = Outcome()

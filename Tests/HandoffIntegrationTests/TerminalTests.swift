@@ -1,4 +1,5 @@
 import Foundation
+import HandoffClient
 import HandoffCore
 import Testing
 #if canImport(Glibc)
@@ -83,6 +84,39 @@ extension WorkstationTests {
             // One session, not a second one made by b.
             #expect(try await net.exec("a", tmux + ["list-sessions", "-F", "#S"]).stdout.split(separator: "\n") == ["work"])
             _ = try await net.exec("a", tmux + ["kill-server"])
+        }
+    }
+
+    /// `handoffctl shell-integration` in bash, zsh and fish: each `cd` offers the shell
+    /// again, in the new directory, and the newer offer of one shell replaces its older one.
+    @Test(arguments: ["bash", "zsh", "fish"])
+    func theShellIntegrationFollowsTheDirectory(_ shell: String) async throws {
+        try await NetnsRun.with(["a"]) { net in
+            try await net.startDaemon("a", ["--ssh-host", "desk.example.org"])
+            let first = net.directory + "/first", second = net.directory + "/second dir"
+            for d in [first, second] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+            let bin = URL(fileURLWithPath: try TestEnvironment.binary("handoffctl")).deletingLastPathComponent().path
+            let script: String
+            switch shell {
+            case "fish":
+                script = "handoffctl shell-integration fish | source; cd '\(first)'; sleep 1; cd '\(second)'; sleep 1"
+            default:
+                // Interactive (-i), so the prompt hooks run: before each line read.
+                script = "eval \"$(handoffctl shell-integration \(shell))\"\ncd '\(first)'\nsleep 1\ncd '\(second)'\nsleep 1\nexit\n"
+            }
+            let argv = shell == "fish" ? ["fish", "--no-config", "-c", script] : shell == "zsh" ? ["zsh", "-f", "-i"] : ["bash", "--norc", "-i"]
+            let r = try await net.exec("a", ["env", "PATH=\(bin):/usr/bin:/bin", "HANDOFF_SOCKET=\(net.socket("a"))"] + argv,
+                                       stdin: shell == "fish" ? nil : script)
+            #expect(r.status == 0, "\(r)")
+            let client = HandoffClient(socketPath: net.socket("a"))
+            try await eventually(10, "the current activity to be the shell in the second directory") {
+                try await client.current()?.activity.userInfo["directory"] == .string(second)
+            }
+            let current = try #require(try await client.current())
+            #expect(current.activity.activityType == WellKnownActivityType.terminal)
+            #expect(current.activity.userInfo["host"] == .string("desk.example.org"))
+            let live = try await client.activities().filter { $0.activity.activityType == WellKnownActivityType.terminal && $0.state != .invalidated }
+            #expect(live.count == 1, "one shell, one terminal offered: \(live.map(\.activity.userInfo))")
         }
     }
 
