@@ -96,6 +96,7 @@ struct ContinueCommand: AsyncParsableCommand {
         let id = app.appID.map { " (\($0))" } ?? ""
         switch app.route {
         case .handler: return "opened in \(app.appName)\(id)"
+        case .terminal: return "opened a terminal (\(app.appName)) running ssh to its workstation:"
         case .domain: return "opened \(app.uri ?? "its web page") in \(app.appName)\(id), which claims that site"
         case .browser: return "opened \(app.uri ?? "its web page") in \(app.appName)\(id)"
         case .document: return "opened \(app.uri ?? "its document") in \(app.appName)\(id)"

@@ -32,6 +32,8 @@ public struct LaunchedApp: Sendable, Equatable {
     /// is the default browser (web fallback), or it opens the activity's document.
     public enum Route: String, Sendable {
         case handler, domain, browser, document
+        /// A terminal emulator running the ssh command of a continued terminal.
+        case terminal
     }
 
     public var route: Route
@@ -61,7 +63,7 @@ public struct LaunchedApp: Sendable, Equatable {
     public init(json: JSONValue) throws(ValidationError) {
         guard let o = json.objectValue else { throw ValidationError(field: "opened", problem: "is not an object") }
         guard let r = o["route"]?.stringValue, let route = Route(rawValue: r) else {
-            throw ValidationError(field: "opened.route", problem: "must be handler, domain, browser or document")
+            throw ValidationError(field: "opened.route", problem: "must be handler, domain, browser, document or terminal")
         }
         let app = o["app"]?.objectValue
         guard let name = app?["name"]?.stringValue else { throw ValidationError(field: "opened.app.name", problem: "missing") }

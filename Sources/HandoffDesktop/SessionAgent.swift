@@ -142,6 +142,9 @@ public actor SessionAgent {
         if activity.activityType == WellKnownActivityType.media {
             return await continueMedia(activity, from: device, config: config)
         }
+        if activity.activityType == WellKnownActivityType.terminal {
+            return continueTerminal(activity, from: device)
+        }
         let resolver = await currentResolver(overrides: config.handlers)
         var plan = resolver.plan(activityID: activity.id.rawValue, activityType: activity.activityType, webpageURL: activity.webpageURL)
         var environment = [
@@ -212,6 +215,29 @@ public actor SessionAgent {
             }
             return .opened(LaunchedApp(route: launchedRoute, appID: app.id, appName: app.name, uri: uris.first, note: note))
         }
+    }
+
+    /// A terminal: checked again here (it came from another machine), then its ssh
+    /// command in the user's terminal emulator.
+    func continueTerminal(_ activity: Activity, from device: PeerDevice) -> LaunchOutcome {
+        let session: TerminalSession
+        do { session = try TerminalSession(userInfo: activity.userInfo) } catch {
+            logger.warning("a terminal from another workstation was refused", metadata: ["device": "\(device.name)", "why": "\(error)"])
+            return .failed(code: "invalid_terminal", message: "the terminal \(device.name) offered cannot be continued: \(error)")
+        }
+        guard let emulator = TerminalLauncher.emulator(path: TerminalLauncher.searchPath) else {
+            return .failed(code: "no_terminal", message: "no terminal emulator here (neither xdg-terminal-exec nor x-terminal-emulator); run: \(session.commandLine)")
+        }
+        do {
+            try TerminalLauncher.launch(emulator, command: session.sshArguments(), environment: [
+                ("HANDOFF_ACTIVITY_ID", activity.id.rawValue), ("HANDOFF_ACTIVITY_TYPE", activity.activityType), ("HANDOFF_DEVICE", device.name),
+            ])
+        } catch {
+            return .failed(code: "launch_failed", message: "\(error)")
+        }
+        let name = String(emulator.path.split(separator: "/").last ?? "terminal")
+        logger.info("opened a terminal", metadata: ["terminal": "\(name)", "host": "\(session.host)"])
+        return .opened(LaunchedApp(route: .terminal, appID: nil, appName: name, uri: nil, note: session.commandLine))
     }
 
     func locateDocument(_ id: String, from device: PeerDevice, config: SessionConfiguration) async -> Result<(path: String, note: String), DocumentCache.Failure> {

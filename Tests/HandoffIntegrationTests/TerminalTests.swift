@@ -120,6 +120,33 @@ extension WorkstationTests {
         }
     }
 
+    /// With a desktop, `continue` opens the user's terminal emulator (xdg-terminal-exec, a
+    /// stand-in here that records its arguments) running the ssh command. (Which terminal
+    /// is chosen, and none at all: `TerminalLauncherTests`.)
+    @Test func aDesktopOpensTheTerminalEmulator() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a", ["--ssh-host", "desk.example.org"])
+            try await net.startDaemon("b")
+            try await net.pair("a", "b")
+            let desk = try DesktopSession(net, host: "b")
+            defer { desk.stop() }
+            let bin = desk.root + "/bin"
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            let record = TestEnvironment.packageRoot + "/Tests/Fixtures/record-launch"
+            try "#!/bin/sh\nexec /usr/bin/python3 \(record) --as terminal \"$@\"\n".write(toFile: bin + "/xdg-terminal-exec", atomically: true, encoding: .utf8)
+            chmod(bin + "/xdg-terminal-exec", 0o755)
+            try await desk.startBus()
+            try await desk.startAgent(["--no-notifications"], environment: ["PATH": bin + ":/usr/bin:/bin"])
+            _ = try await net.ctl("a", "offer-terminal", "--directory", "/srv/proj", "--tmux-session", "work", "--user", "ann")
+            try await eventually(10, "the terminal to reach b") { try await net.ctl("b", "list").stdout.contains(WellKnownActivityType.terminal) }
+            let r = try await net.ctl("b", "continue")
+            #expect(r.status == 0 && r.stdout.contains("opened a terminal (xdg-terminal-exec)"), "\(r)")
+            let launched = try await desk.waitForRecord("terminal")
+            #expect(launched["argv"] as? [String] == ["ssh", "-t", "-l", "ann", "--", "desk.example.org", "tmux new-session -A -s work -c /srv/proj"],
+                    "\(launched)")
+        }
+    }
+
     @Test func aTerminalContinuesAsAnSshCommand() async throws {
         try await NetnsRun.with(["a", "b"]) { net in
             try await net.startDaemon("a", ["--ssh-host", "desk.example.org"])
