@@ -16,9 +16,11 @@ struct HandedOverDescriptorsTests {
     }
 
     /// True once the other end of `peer`'s pair is closed (a read sees EOF at once).
-    func closedAcross(_ peer: CInt) -> Bool {
+    /// Whether the other end closed, waiting up to `waiting` ms for it (a close made on
+    /// another thread may land just after the call that caused it returns).
+    func closedAcross(_ peer: CInt, waiting: Int32 = 2000) -> Bool {
         var pfd = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 0) == 1 else { return false }
+        guard poll(&pfd, 1, waiting) == 1 else { return false }
         var byte: UInt8 = 0
         return recv(peer, &byte, 1, Int32(MSG_DONTWAIT)) == 0
     }
@@ -79,7 +81,7 @@ struct HandedOverDescriptorsTests {
         #expect(await broker.handOver(ActivityID.random().rawValue, try HandedOverDescriptors.check([stray]).get())?.code == "unknown_stream")
         #expect(closedAcross(strayPeer))
 
-        #expect(!closedAcross(sourcePeer), "kept while the stream waits")
+        #expect(!closedAcross(sourcePeer, waiting: 0), "kept while the stream waits")
         time.advance(by: .seconds(10))
         guard case .failure(let failure) = await result else { Issue.record("not taken, so no stream"); return }
         #expect(failure.code == "stream_timeout")
