@@ -85,12 +85,14 @@ public struct TerminalSession: Sendable, Equatable {
         return argv + ["--", host, remoteCommand]
     }
 
-    /// What the remote shell runs.
+    /// What the remote shell runs. That shell is the user's login shell there, which may be
+    /// fish or tcsh: the words it reads are plain or single-quoted only, and what needs a
+    /// POSIX shell (`cd`, `${SHELL}`) runs in `sh -c`, the directory passed as `$1`.
     public var remoteCommand: String {
         if let tmuxSession {
             return ["tmux", "new-session", "-A", "-s", tmuxSession, "-c", directory].map(Self.quoted).joined(separator: " ")
         }
-        return "cd -- \(Self.quoted(directory)) && exec \"${SHELL:-/bin/sh}\" -l"
+        return ["exec", "sh", "-c", #"cd -- "$1" && exec "${SHELL:-/bin/sh}" -l"#, "sh", directory].map(Self.quoted).joined(separator: " ")
     }
 
     /// The command as a line for a shell here, every argument quoted.

@@ -13,6 +13,23 @@ extension WorkstationTests {
 @Suite struct TerminalTests {
     let across = AcrossWorkstationsTests()
 
+    /// The remote command is read by the user's login shell on the origin, whichever it is:
+    /// sh, bash, zsh and fish all run it into the directory (spaces and parentheses too),
+    /// then the login shell ($SHELL, a stand-in here that prints where it started).
+    @Test(arguments: ["/bin/sh", "/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"])
+    func theRemoteCommandWorksInEveryLoginShell(_ shell: String) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("term-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/My Notes (old)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let login = root + "/login-shell"
+        try "#!/bin/sh\necho \"started in $PWD with $*\"\n".write(toFile: login, atomically: true, encoding: .utf8)
+        chmod(login, 0o755)
+        let remote = TerminalSession(host: "desk", directory: directory).remoteCommand
+        let r = try await CommandLineTool.run(shell, ["-c", remote], environment: ["SHELL": login, "PATH": "/usr/bin:/bin", "HOME": root])
+        #expect(r.status == 0 && r.stdout == "started in \(directory) with -l\n", "\(shell): \(r)")
+    }
+
     /// The real thing: a's tmux session `work` in a project directory, a throwaway sshd on
     /// a (its own host key, a test key authorized), and on b the command `continue` gives,
     /// run in a pseudo-terminal: it attaches to a's session, and what is typed there on a
@@ -165,7 +182,7 @@ extension WorkstationTests {
             // No tmux, a directory with a space; the host is a's ssh-host.
             _ = try await net.ctl("a", "offer-terminal", "--directory", "/home/ann/My Notes", "--no-tmux", "--user", "ann", "--port", "2222")
             try await eventually(10, "the second terminal to reach b") {
-                try await net.ctl("b", "continue").stdout.contains("'cd -- '\\''/home/ann/My Notes'\\'' && exec")
+                try await net.ctl("b", "continue").stdout.contains("sh '\\''/home/ann/My Notes'\\''")
             }
 
             // What could make the command do more is refused by a's handoffd, with the field named.
