@@ -10,17 +10,27 @@ public final class EventSession: Sendable {
     /// Events after the initial `session` one, in order. Ends when the session closes.
     public let events: AsyncThrowingStream<ControlEvent, Error>
     private let task: Task<Void, Never>
+    private let connection: Channel
 
-    init(token: String, events: AsyncThrowingStream<ControlEvent, Error>, task: Task<Void, Never>) {
+    init(token: String, events: AsyncThrowingStream<ControlEvent, Error>, task: Task<Void, Never>, connection: Channel) {
         self.token = token
         self.events = events
         self.task = task
+        self.connection = connection
     }
 
-    /// Ends the session; its activities are invalidated.
-    public func close() { task.cancel() }
+    /// Ends the session; its activities are invalidated. The connection is closed on its
+    /// event loop at once, not when the reading task next runs: in a process whose
+    /// cooperative threads are busy that took seconds, and the session lived on meanwhile.
+    public func close() {
+        task.cancel()
+        connection.close(promise: nil)
+    }
 
-    deinit { task.cancel() }
+    deinit {
+        task.cancel()
+        connection.close(promise: nil)
+    }
 
     static func open(socketPath: String) async throws -> EventSession {
         let channel = try await ControlConnection.connect(socketPath)
@@ -73,6 +83,6 @@ public final class EventSession: Sendable {
             task.cancel()
             throw HandoffClientError.connectionLost("handoffd ended the event stream before sending a session token")
         }
-        return EventSession(token: token, events: stream, task: task)
+        return EventSession(token: token, events: stream, task: task, connection: channel.channel)
     }
 }
