@@ -9,11 +9,8 @@ public enum ActivityValidation {
         if let url = a.referrerURL { try validateWebpageURL(url, limits: limits, field: "referrerURL") }
         for (field, id) in [("persistentIdentifier", a.persistentIdentifier), ("targetContentIdentifier", a.targetContentIdentifier)] {
             guard let id else { continue }
-            guard !id.isEmpty, id.utf8.count <= limits.maximumIdentifierLength else {
-                throw ValidationError(field: field, problem: "must be 1 to \(limits.maximumIdentifierLength) bytes")
-            }
-            guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw ValidationError(field: field, problem: "must not contain control characters")
+            guard SearchFields.isPersistentIdentifier(id) else {
+                throw ValidationError(field: field, problem: "must be 1 to \(limits.maximumIdentifierLength) bytes without control characters")
             }
         }
         if let d = a.contentDescription, d.count > limits.maximumDescriptionLength {
