@@ -18,3 +18,7 @@ int handoff_spawn_on_socket(const char *path, char *const argv[], char *const en
     if (rc == 0) *pid = child;
     return rc;
 }
+
+int handoff_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int low) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, low);
+}

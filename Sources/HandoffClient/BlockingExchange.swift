@@ -54,15 +54,7 @@ enum BlockingExchange {
         }
     }
 
-    /// A connected socket, or the same errors as the NIO path (`ControlConnection.connect`).
     private static func connect(_ socketPath: String) throws -> CInt {
-        try ControlConnection.socketExists(socketPath)
-        do {
-            return try UnixSocket.connect(to: socketPath)
-        } catch .pathTooLong(let capacity) {
-            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket's path is over \(capacity - 1) bytes")
-        } catch .failed(let e) {
-            throw ControlConnection.connectFailure(socketPath, errno: e)
-        }
+        try ControlConnection.connectedSocket(socketPath, nonBlocking: false)
     }
 }

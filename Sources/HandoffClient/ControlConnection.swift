@@ -1,5 +1,6 @@
 import HandoffCore
 import HandoffControlAPI
+import HandoffSystem
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -19,19 +20,34 @@ enum ControlConnection {
     }
 
     /// Connects and sets the pipeline up with `initialize` (on the channel's event loop).
+    /// The socket is made here, close-on-exec, and handed to NIO, whose own sockets are
+    /// inheritable: a child the app starts (posix_spawn or fork without closing descriptors)
+    /// would otherwise hold the connection, and handoffd would not see a session end while
+    /// that child lives.
     static func connect<Output: Sendable>(_ socketPath: String, _ initialize: @escaping @Sendable (Channel) throws -> Output) async throws -> Output {
-        try socketExists(socketPath)
+        let fd = try connectedSocket(socketPath, nonBlocking: true)
         do {
             return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: socketPath) { channel in
+                .withConnectedSocket(fd) { channel in
                     channel.eventLoop.makeCompletedFuture { try initialize(channel) }
                 }
-        } catch let e as IOError where [ECONNREFUSED, ENOENT, EACCES].contains(e.errnoCode) {
-            throw connectFailure(socketPath, errno: e.errnoCode)
         } catch let e as HandoffClientError {
             throw e
         } catch {
             throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(error)")
+        }
+    }
+
+    /// A connected close-on-exec socket (blocking for `BlockingExchange`, non-blocking for
+    /// NIO), or an error worded for the user.
+    static func connectedSocket(_ socketPath: String, nonBlocking: Bool) throws -> CInt {
+        try socketExists(socketPath)
+        do {
+            return try UnixSocket.connect(to: socketPath, nonBlocking: nonBlocking)
+        } catch .pathTooLong(let capacity) {
+            throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket's path is over \(capacity - 1) bytes")
+        } catch .failed(let e) {
+            throw connectFailure(socketPath, errno: e)
         }
     }
 
@@ -49,6 +65,7 @@ enum ControlConnection {
         switch e {
         case ECONNREFUSED, ENOENT: return .daemonNotRunning(socketPath: socketPath, detail: "a stale socket nobody listens on")
         case EACCES: return .daemonNotRunning(socketPath: socketPath, detail: "the socket cannot be reached (permission denied)")
+        case EAGAIN: return .connectionLost("handoffd's queue of new connections at \(socketPath) is full (it is stuck or flooded); try again, or restart it with `systemctl --user restart handoffd`")
         default: return .daemonNotRunning(socketPath: socketPath, detail: "cannot connect: \(String(cString: strerror(e)))")
         }
     }

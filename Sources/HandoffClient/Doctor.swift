@@ -1,3 +1,4 @@
+import CHandoffSystem
 import HandoffCore
 import HandoffSystem
 import HandoffControlAPI
@@ -164,7 +165,7 @@ enum Subprocess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
+        handoff_spawn_actions_close_from(&actions, 3)
         var pid: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }

@@ -1,3 +1,4 @@
+import CHandoffSystem
 import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +23,8 @@ enum ShellCommand {
         posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
         posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
         posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
+        // Nor any other of ours: the control connection, which NIO made inheritable.
+        handoff_spawn_actions_close_from(&actions, 3)
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command)] + arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
@@ -98,6 +101,9 @@ enum ShellCommand {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        // Nothing else of ours: a command that outlived handoffctl must not hold its
+        // connection to handoffd (the attached session would never end).
+        handoff_spawn_actions_close_from(&actions, 3)
         // The child starts with every signal at its default and none blocked: SIGPIPE,
         // which we ignore (a normal `cat` should die on a closed pipe), and SIGTERM, which
         // whoever started us may have ignored or blocked (both are inherited across exec):

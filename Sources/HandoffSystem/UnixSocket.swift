@@ -13,8 +13,9 @@ public enum UnixSocket {
 
     /// A connected, close-on-exec socket. With `timeout` (seconds), its send and receive
     /// timeouts, set before connecting: a full backlog then fails the connect after that long
-    /// instead of blocking.
-    public static func connect(to path: String, timeout: Int? = nil) throws(ConnectFailure) -> CInt {
+    /// instead of blocking. `nonBlocking` (for NIO, which takes the socket over) fails a
+    /// connect to a full backlog at once with EAGAIN.
+    public static func connect(to path: String, timeout: Int? = nil, nonBlocking: Bool = false) throws(ConnectFailure) -> CInt {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
@@ -23,7 +24,8 @@ public enum UnixSocket {
             raw.copyBytes(from: path.utf8)
             raw[path.utf8.count] = 0
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let flags = Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | flags, 0)
         guard fd >= 0 else { throw .failed(errno: errno) }
         if let timeout {
             var tv = timeval(tv_sec: timeout, tv_usec: 0)

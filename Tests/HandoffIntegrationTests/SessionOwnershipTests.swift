@@ -1,3 +1,4 @@
+import Foundation
 import HandoffClient
 import HandoffCore
 import Testing
@@ -60,6 +61,30 @@ import Testing
             let record = try? await client.activity(owned.activity.id.rawValue)
             throw TestFailure("\(error)\nsessions open: \(status?.sessions ?? -1); activity: \(String(describing: record?.state)) owner \(String(describing: record?.owner))\n--- handoffd ---\n\(daemon.log().split(separator: "\n").suffix(30).joined(separator: "\n"))")
         }
+        #expect(try await client.current() == nil)
+    }
+
+    /// An app that starts a child the careless way (posix_spawn, no descriptors closed)
+    /// while its session is open: closing the session still ends it. Were the client's
+    /// socket inheritable, the child would hold the connection open and handoffd would
+    /// never see the end (the official CI met this: the netns hosts other tests started
+    /// held test sessions open for minutes).
+    @Test func aChildOfTheAppDoesNotKeepItsSessionOpen() async throws {
+        let daemon = try await DaemonProcess().start()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let session = try await client.openSession()
+        _ = try await client.becomeCurrent(ActivityDraft(activityType: "com.example.parent"), session: session.token)
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("60"), nil]
+        defer { for p in argv { free(p) } }
+        #expect(posix_spawn(&pid, "/bin/sleep", nil, nil, argv, environ) == 0)
+        defer {
+            kill(pid, SIGKILL)
+            var st: Int32 = 0
+            waitpid(pid, &st, 0)
+        }
+        session.close()
+        try await eventually("handoffd to see the session end while the child lives") { try await client.status().sessions == 0 }
         #expect(try await client.current() == nil)
     }
 

@@ -2,6 +2,7 @@
 #define CHANDOFF_SYSTEM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <spawn.h>
 
 // struct ucred needs _GNU_SOURCE, which Swift's Glibc module does not set; this has the
 // same layout for SO_PEERCRED.
@@ -24,6 +25,12 @@ int handoff_route_change_socket(void);
 // ours but standard error (posix_spawn_file_actions_addclosefrom_np needs _GNU_SOURCE).
 // Returns 0 or an errno value.
 int handoff_spawn_on_socket(const char *path, char *const argv[], char *const envp[], int fd, int32_t *pid);
+
+// Adds "close every descriptor from `low` on" to `actions` (posix_spawn_file_actions_
+// addclosefrom_np, a GNU name Swift's Glibc module leaves out). NIO's sockets are not
+// close-on-exec: a child that outlives the spawner would otherwise hold its connections
+// open. Returns 0 or an errno value.
+int handoff_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int low);
 
 // At most this many descriptors in one message (handoffd takes two: a stream's source and sink).
 #define HANDOFF_MAX_PASSED_FDS 4

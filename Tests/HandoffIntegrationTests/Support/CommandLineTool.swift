@@ -1,3 +1,4 @@
+import CHandoffSystem
 import Foundation
 
 /// Runs a built executable (handoffctl) as a user would and collects what it printed.
@@ -38,6 +39,9 @@ enum CommandLineTool {
         posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // Nothing else of the test process: what a spawned script leaves running (the
+        // netns hosts) would otherwise hold other tests' connections open for minutes.
+        handoff_spawn_actions_close_from(&actions, 3)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
