@@ -166,10 +166,14 @@ enum Subprocess {
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         handoff_spawn_actions_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        handoff_spawnattr_clean_signals(&attributes)
         var pid: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
-        let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgs, environ)
+        let rc = posix_spawn(&pid, argv[0], &actions, &attributes, cArgs, environ)
         close(fds[1])
         guard rc == 0 else { close(fds[0]); return nil }
         var out: [UInt8] = []

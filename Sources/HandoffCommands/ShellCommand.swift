@@ -25,10 +25,14 @@ enum ShellCommand {
         posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
         // Nor any other of ours: the control connection, which NIO made inheritable.
         handoff_spawn_actions_close_from(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        handoff_spawnattr_clean_signals(&attributes)
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command)] + arguments.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ)
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, environ)
         close(pipeFDs[1])
         guard rc == 0 else {
             close(pipeFDs[0])
@@ -106,20 +110,12 @@ enum ShellCommand {
         handoff_spawn_actions_close_from(&actions, 3)
         // The child starts with every signal at its default and none blocked: SIGPIPE,
         // which we ignore (a normal `cat` should die on a closed pipe), and SIGTERM, which
-        // whoever started us may have ignored or blocked (both are inherited across exec):
-        // stopping a stream's command is a SIGTERM.
+        // whoever started us may have ignored or blocked and the spawning thread blocks
+        // (both are inherited across exec): stopping a stream's command is a SIGTERM.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        sigdelset(&defaults, SIGKILL)
-        sigdelset(&defaults, SIGSTOP)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        handoff_spawnattr_clean_signals(&attributes)
         var env: [String] = []
         var i = 0
         while let e = environ[i] {

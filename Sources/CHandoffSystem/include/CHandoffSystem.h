@@ -21,8 +21,8 @@ int handoff_sd_notify(const char *path, const char *message);
 // the reader looks at the interfaces itself.
 int handoff_route_change_socket(void);
 
-// Starts `path` with `fd` as its standard input and output and no other descriptor of
-// ours but standard error (posix_spawn_file_actions_addclosefrom_np needs _GNU_SOURCE).
+// Starts `path` with `fd` as its standard input and output, no other descriptor of ours
+// but standard error, and clean signals (handoff_spawnattr_clean_signals) (posix_spawn_file_actions_addclosefrom_np needs _GNU_SOURCE).
 // Returns 0 or an errno value.
 int handoff_spawn_on_socket(const char *path, char *const argv[], char *const envp[], int fd, int32_t *pid);
 
@@ -31,6 +31,12 @@ int handoff_spawn_on_socket(const char *path, char *const argv[], char *const en
 // close-on-exec: a child that outlives the spawner would otherwise hold its connections
 // open. Returns 0 or an errno value.
 int handoff_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int low);
+
+// Sets `attr` so that the child starts with no signal blocked and every signal at its
+// default: the mask and ignored signals are inherited across exec, and the thread that
+// spawns (a Dispatch or NIO thread) blocks nearly all of them, so a child would otherwise
+// never see SIGTERM. Returns 0 or an errno value.
+int handoff_spawnattr_clean_signals(posix_spawnattr_t *attr);
 
 // At most this many descriptors in one message (handoffd takes two: a stream's source and sink).
 #define HANDOFF_MAX_PASSED_FDS 4

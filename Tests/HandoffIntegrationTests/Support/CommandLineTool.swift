@@ -48,8 +48,14 @@ enum CommandLineTool {
             for p in argv { free(p) }
             for p in envp { free(p) }
         }
+        // Nor the spawning thread's signal mask (a Dispatch thread blocks nearly every
+        // signal, SIGTERM too, and the mask survives exec): children start clean.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        handoff_spawnattr_clean_signals(&attributes)
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(rc)))") }
         return pid
     }
