@@ -28,8 +28,16 @@ extension WorkstationTests {
             try await eventually(3, "a to notice that b is gone") { try await !net.isConnected("a", to: idB) }
             // They keep trying meanwhile (one side dials, the other waits for it): the network
             // comes back only after a dial into the outage has failed.
-            try await eventually(20, "a dial into the outage to fail") {
-                ["a", "b"].contains { String(decoding: log($0).utf8.dropFirst(marks[$0]!), as: UTF8.self).contains("dial failed") }
+            func since(_ host: String) -> String { String(decoding: log(host).utf8.dropFirst(marks[host]!), as: UTF8.self) }
+            do {
+                try await eventually(20, "a dial into the outage to fail") { ["a", "b"].contains { since($0).contains("dial failed") } }
+            } catch {
+                // What each side did about the dead link: its dial decisions and link events.
+                let evidence = ["a", "b"].map { host in
+                    "--- \(host) ---\n" + since(host).split(separator: "\n").filter { $0.contains("dial") || $0.contains("link") || $0.contains("peer") }
+                        .suffix(25).joined(separator: "\n")
+                }
+                throw TestFailure("\(error)\n" + evidence.joined(separator: "\n"))
             }
             try await bridgePort(net, up: true)
             try await eventually(10, "a and b to link again") {
