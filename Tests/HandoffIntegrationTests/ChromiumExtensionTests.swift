@@ -14,33 +14,15 @@ extension WorkstationTests {
             throw TestFailure("chromium is not installed: run scripts/install-deps")
         }
         try await NetnsRun.with(["a", "b"]) { net in
-            try await net.startDaemon("a")
-            try await net.startDaemon("b")
-            try await net.pair("a", "b")
-            let desk = try DesktopSession(net, host: "b")
+            let hosts = try await BrowserTestHosts.start(net, manifest: ".config/chromium/NativeMessagingHosts/org.handoff.browser.json",
+                                                         pages: [("story", "Story of the day"), ("other", "Another story")]) { desk in
+                try desk.addEntry("test-browser.desktop", name: "Test Browser", lines: ["MimeType=x-scheme-handler/http;x-scheme-handler/https;"],
+                                  recordAs: "browser")
+                try desk.setDefaultBrowser("test-browser.desktop")
+            }
+            let (desk, home) = (hosts.desk, hosts.home)
             defer { desk.stop() }
-            try desk.addEntry("org.example.Reader.desktop", name: "Reader", lines: ["X-Handoff-Domains=news.example.org;"], recordAs: "reader")
-            try desk.addEntry("test-browser.desktop", name: "Test Browser", lines: ["MimeType=x-scheme-handler/http;x-scheme-handler/https;"],
-                              recordAs: "browser")
-            try desk.setDefaultBrowser("test-browser.desktop")
-            try await desk.startBus()
-            try await desk.startAgent(["--no-notifications"])
-
-            // a's user installs the host as Docs/Desktop.md says.
-            let home = net.directory + "/a-home"
-            let env = ["HOME=\(home)", "XDG_CONFIG_HOME=\(home)/.config"]
-            let installed = try await net.exec("a", ["env"] + env + [try TestEnvironment.binary("handoff-browser-host"), "--install"])
-            #expect(installed.status == 0, "\(installed)")
-            #expect(installed.stdout.contains("\(home)/.config/chromium/NativeMessagingHosts/org.handoff.browser.json"), "\(installed)")
-
-            let pages = net.directory + "/pages"
-            try FileManager.default.createDirectory(atPath: pages, withIntermediateDirectories: true)
-            try "<html><head><title>Story of the day</title></head><body>story</body></html>".write(toFile: pages + "/story.html", atomically: true, encoding: .utf8)
-            try "<html><head><title>Another story</title></head><body>other</body></html>".write(toFile: pages + "/other.html", atomically: true, encoding: .utf8)
-            _ = try await net.spawn("a", log: net.directory + "/web.log", ["/usr/bin/python3", "-m", "http.server", "8765", "--bind", "127.0.0.1", "--directory", pages])
-            try await eventually(10, "the web server on a") { try await net.exec("a", ["curl", "-sf", "http://127.0.0.1:8765/story.html"]).status == 0 }
-
-            let story = "http://news.example.org:8765/story.html", other = "http://news.example.org:8765/other.html"
+            let story = BrowserTestHosts.url("story"), other = BrowserTestHosts.url("other")
             let chrome = try await net.spawn("a", log: net.directory + "/chromium.log", [
                 // Headless Chromium takes a throwaway profile unless told otherwise, and looks
                 // for host manifests in its profile: name the one a desktop Chromium uses.
