@@ -75,6 +75,7 @@ struct ContinueCommand: AsyncParsableCommand {
             case .success(let t):
                 say("continued a terminal from \(continued.device.name); run:")
                 say(t.commandLine)
+                if let note = t.note { say(note) }
             case .failure(let e):
                 throw CommandFailure(description: "the terminal \(continued.device.name) offered cannot be continued: \(e)")
             }
@@ -96,7 +97,7 @@ struct ContinueCommand: AsyncParsableCommand {
         let id = app.appID.map { " (\($0))" } ?? ""
         switch app.route {
         case .handler: return "opened in \(app.appName)\(id)"
-        case .terminal: return "opened a terminal (\(app.appName)) running ssh to its workstation:"
+        case .terminal: return "opened a terminal (\(app.appName)) running:"
         case .domain: return "opened \(app.uri ?? "its web page") in \(app.appName)\(id), which claims that site"
         case .browser: return "opened \(app.uri ?? "its web page") in \(app.appName)\(id)"
         case .document: return "opened \(app.uri ?? "its document") in \(app.appName)\(id)"

@@ -22,6 +22,11 @@ struct OfferTerminalCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The directory to continue in (default: this one).", valueName: "path"))
     var directory: String?
 
+    @Option(name: .customLong("osc7"), help: ArgumentHelp(
+        "The directory as a terminal reports it (OSC 7: file://HOST/PATH, or the escape sequence): its path, and its host unless it is this one.",
+        valueName: "url"))
+    var osc7: String?
+
     @Option(name: .customLong("tmux-session"), help: ArgumentHelp("The tmux session to attach to (default: this shell's, inside tmux).", valueName: "name"))
     var tmuxSession: String?
 
@@ -45,10 +50,18 @@ struct OfferTerminalCommand: AsyncParsableCommand {
 
     func validate() throws {
         if noTmux && tmuxSession != nil { throw ValidationError("--tmux-session and --no-tmux contradict each other") }
+        if osc7 != nil && directory != nil { throw ValidationError("--osc7 and --directory both give the directory; give one") }
+        if let osc7, TerminalSession.osc7(osc7) == nil {
+            throw ValidationError("--osc7 must be a file:// URL with a percent-encoded path (as OSC 7 reports it), not \"\(osc7.prefix(80))\"")
+        }
     }
 
     func run() async throws {
-        let directory = try self.directory ?? Self.currentDirectory()
+        let reported = osc7.flatMap(TerminalSession.osc7)
+        let directory = try self.directory ?? reported?.directory ?? Self.currentDirectory()
+        // A report from another host (a shell over ssh there) continues there; this host's
+        // own name is left for handoffd (its ssh-host).
+        let host = self.host ?? reported?.host.flatMap { $0 == Self.hostName() ? nil : $0 }
         let session = noTmux ? nil : (tmuxSession ?? Self.currentTmuxSession())
         var info = TerminalSession(host: host ?? "placeholder", user: user ?? Self.loginName(), port: port, directory: directory,
                                    tmuxSession: session, shell: shell).userInfo
@@ -66,6 +79,12 @@ struct OfferTerminalCommand: AsyncParsableCommand {
         guard getcwd(&buf, buf.count) != nil else {
             throw CommandFailure(description: "cannot tell this directory: \(String(cString: strerror(errno))); give --directory", status: ExitStatus.usage)
         }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func hostName() -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buf, buf.count) == 0 else { return "" }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -70,31 +70,47 @@ public struct ContinuedActivity: Sendable, Equatable {
     /// In `GET /v1/continued`: when it was continued here.
     public var continuedAt: Timestamp?
 
-    public init(record: ActivityRecord, device: PeerDevice, launch: LaunchOutcome? = nil, continuedAt: Timestamp? = nil) {
+    /// For a terminal (`handoff.terminal`): how it continues here (handoffd decides from
+    /// its preferences and synced folders), or why it cannot.
+    public var terminal: Result<TerminalContinuation, ValidationError>?
+
+    /// `terminal` defaults to what the activity itself gives with no preferences (ssh).
+    public init(record: ActivityRecord, device: PeerDevice, launch: LaunchOutcome? = nil, continuedAt: Timestamp? = nil,
+                terminal: Result<TerminalContinuation, ValidationError>?? = nil) {
         self.record = record
         self.device = device
         self.launch = launch
         self.continuedAt = continuedAt
+        self.terminal = terminal ?? Self.terminal(of: record.activity, preferences: TerminalContinuation.Preferences())
     }
 
-    /// The activity record's fields, plus `device`, `launch` and `continuedAt` when known.
-    /// For a terminal (`handoff.terminal`): what continues it, or why nothing can.
-    public var terminal: Result<TerminalSession, ValidationError>? {
-        guard record.activity.activityType == WellKnownActivityType.terminal else { return nil }
-        do { return .success(try TerminalSession(userInfo: record.activity.userInfo)) } catch { return .failure(error) }
+    /// The terminal an activity describes, continued with `preferences`; nil for other types.
+    public static func terminal(of activity: Activity, preferences: TerminalContinuation.Preferences) -> Result<TerminalContinuation, ValidationError>? {
+        terminal(of: activity) { _ in preferences }
     }
 
+    /// The same, with preferences that depend on the session (its synced folder).
+    public static func terminal(of activity: Activity,
+                                preferences: (TerminalSession) -> TerminalContinuation.Preferences) -> Result<TerminalContinuation, ValidationError>? {
+        guard activity.activityType == WellKnownActivityType.terminal else { return nil }
+        do {
+            let session = try TerminalSession(userInfo: activity.userInfo)
+            return .success(TerminalContinuation(session, preferences: preferences(session)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The activity record's fields, plus `device`, `launch`, `continuedAt` and `terminal`
+    /// when known.
     public var json: JSONValue {
         var o = record.json.objectValue ?? [:]
         o["device"] = device.json
         if let launch { o["launch"] = launch.json }
         switch terminal {
-        case .success(let t)?:
-            o["terminal"] = .object(["argv": .array(t.sshArguments().map(JSONValue.string)), "commandLine": .string(t.commandLine)])
-        case .failure(let e)?:
-            o["terminal"] = .object(["error": .string(e.description)])
-        case nil:
-            break
+        case .success(let t)?: o["terminal"] = t.json
+        case .failure(let e)?: o["terminal"] = .object(["error": .string(e.description)])
+        case nil: break
         }
         if let continuedAt { o["continuedAt"] = .string(continuedAt.rfc3339) }
         return .object(o)
@@ -106,6 +122,13 @@ public struct ContinuedActivity: Sendable, Equatable {
         device = PeerDevice(json: o["device"])
         if let l = o["launch"], l != .null { launch = try LaunchOutcome(json: l) }
         continuedAt = o["continuedAt"]?.stringValue.flatMap(Timestamp.init(rfc3339:))
+        if let t = o["terminal"], t != .null {
+            if let e = t.objectValue?["error"]?.stringValue {
+                terminal = .failure(ValidationError(field: "terminal", problem: e))
+            } else {
+                terminal = .success(try TerminalContinuation(json: t))
+            }
+        }
     }
 
     /// `GET /v1/continued`: `{"continued": [...]}`, newest first.

@@ -16,9 +16,14 @@ public struct TerminalSession: Sendable, Equatable {
     /// Which shell offers it (the shell integration's `HOST:PID`): a newer offer from the
     /// same shell replaces the older one instead of piling up beside it.
     public var shell: String?
+    /// The directory as the synced folder it lies in (filled by the origin's handoffd): a
+    /// workstation that syncs that folder too can open its own copy in a local terminal.
+    public var syncedFolder: SyncedFolderPath?
 
-    public init(host: String, user: String? = nil, port: Int? = nil, directory: String, tmuxSession: String? = nil, shell: String? = nil) {
+    public init(host: String, user: String? = nil, port: Int? = nil, directory: String, tmuxSession: String? = nil, shell: String? = nil,
+                syncedFolder: SyncedFolderPath? = nil) {
         self.shell = shell
+        self.syncedFolder = syncedFolder
         self.host = host
         self.user = user
         self.port = port
@@ -26,13 +31,15 @@ public struct TerminalSession: Sendable, Equatable {
         self.tmuxSession = tmuxSession
     }
 
-    /// The activity's `userInfo`: `host`, `directory`, and `user`, `port`, `tmuxSession` when set.
+    /// The activity's `userInfo`: `host`, `directory`, and `user`, `port`, `tmuxSession`,
+    /// `shell`, `syncedFolder` when set.
     public var userInfo: UserInfo {
         var info: UserInfo = ["host": .string(host), "directory": .string(directory)]
         if let user { info["user"] = .string(user) }
         if let port { info["port"] = .integer(Int64(port)) }
         if let tmuxSession { info["tmuxSession"] = .string(tmuxSession) }
         if let shell { info["shell"] = .string(shell) }
+        if let syncedFolder { info[SyncedFolderPath.userInfoKey] = syncedFolder.propertyValue }
         return info
     }
 
@@ -51,7 +58,7 @@ public struct TerminalSession: Sendable, Equatable {
             port = Int(n)
         }
         self.init(host: host, user: try string("user"), port: port, directory: directory, tmuxSession: try string("tmuxSession"),
-                  shell: try string("shell"))
+                  shell: try string("shell"), syncedFolder: try info[SyncedFolderPath.userInfoKey].map(SyncedFolderPath.init(propertyValue:)))
         try validate()
     }
 
@@ -89,10 +96,29 @@ public struct TerminalSession: Sendable, Equatable {
     /// fish or tcsh: the words it reads are plain or single-quoted only, and what needs a
     /// POSIX shell (`cd`, `${SHELL}`) runs in `sh -c`, the directory passed as `$1`.
     public var remoteCommand: String {
-        if let tmuxSession {
-            return ["tmux", "new-session", "-A", "-s", tmuxSession, "-c", directory].map(Self.quoted).joined(separator: " ")
-        }
-        return ["exec", "sh", "-c", #"cd -- "$1" && exec "${SHELL:-/bin/sh}" -l"#, "sh", directory].map(Self.quoted).joined(separator: " ")
+        remoteArguments.map(Self.quoted).joined(separator: " ")
+    }
+
+    /// The remote command as words: tmux attached to (or making) the session, or a login
+    /// shell in the directory.
+    var remoteArguments: [String] {
+        if let tmuxSession { return ["tmux", "new-session", "-A", "-s", tmuxSession, "-c", directory] }
+        return ["exec"] + Self.loginShell(in: directory)
+    }
+
+    /// `sh` changing to `directory` and becoming the user's login shell (`$SHELL` where it
+    /// runs): the directory is an argument (`$1`), never part of the script.
+    public static func loginShell(in directory: String) -> [String] {
+        ["sh", "-c", #"cd -- "$1" && exec "${SHELL:-/bin/sh}" -l"#, "sh", directory]
+    }
+
+    /// The same over mosh, which quotes each word for the remote shell itself and runs the
+    /// command without one (so no `exec`): `--ssh` carries the port, `user@host` the login.
+    public func moshArguments() -> [String] {
+        var argv = ["mosh"]
+        if let port { argv.append("--ssh=ssh -p \(port)") }
+        let words = tmuxSession == nil ? Self.loginShell(in: directory) : remoteArguments
+        return argv + ["--", user.map { "\($0)@\(host)" } ?? host] + words
     }
 
     /// The command as a line for a shell here, every argument quoted.
@@ -106,6 +132,32 @@ public struct TerminalSession: Sendable, Equatable {
         }
         if plain { return s }
         return "'" + s.map { $0 == "'" ? "'\\''" : String($0) }.joined() + "'"
+    }
+
+    // MARK: - OSC 7
+
+    /// What a terminal reports of a shell's directory (OSC 7, `ESC ] 7 ; file://HOST/PATH
+    /// BEL`, the path percent-encoded), given as the escape sequence or the URL alone: the
+    /// host (nil when empty or `localhost`) and the directory. Nil for anything else;
+    /// the directory is checked like any other when offered.
+    public static func osc7(_ report: String) -> (host: String?, directory: String)? {
+        var s = Substring(report)
+        if s.hasPrefix("\u{1b}]7;") { s = s.dropFirst(4) }
+        if s.hasSuffix("\u{07}") { s = s.dropLast() } else if s.hasSuffix("\u{1b}\\") { s = s.dropLast(2) }
+        guard s.hasPrefix("file://") else { return nil }
+        s = s.dropFirst(7)
+        guard let slash = s.firstIndex(of: "/") else { return nil }
+        let host = String(s[..<slash])
+        var bytes: [UInt8] = []
+        var utf8 = Array(s[slash...].utf8)[...]
+        while let b = utf8.popFirst() {
+            guard b == UInt8(ascii: "%") else { bytes.append(b); continue }
+            guard utf8.count >= 2, let v = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(v)
+            utf8 = utf8.dropFirst(2)
+        }
+        guard let directory = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else { return nil }
+        return (host.isEmpty || host == "localhost" ? nil : host, directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory)
     }
 
     // MARK: - The checks

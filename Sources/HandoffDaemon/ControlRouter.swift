@@ -29,7 +29,8 @@ struct ControlRouter: Sendable {
                 let list = await registry.all()
                 return .ok(.object(["activities": .array(list.map(\.json))]))
             case .becomeCurrent:
-                let body = try BecomeCurrentRequest(body: try request.jsonObject())
+                var body = try BecomeCurrentRequest(body: try request.jsonObject())
+                try await nameSyncedFolder(&body.draft)
                 var document: (file: String, reference: DocumentReference)?
                 if let path = body.document { document = try await locate(path) }
                 let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader)
@@ -222,6 +223,20 @@ struct ControlRouter: Sendable {
             return .error(HandoffError.invalid(e))
         } catch {
             return .error(HandoffError(.internal, code: "internal", message: "\(error)"))
+        }
+    }
+
+    /// A terminal's directory inside a synced folder is named by that folder too, so a
+    /// workstation syncing it can open its own copy (`TerminalContinuation`). What the app
+    /// named itself is kept; a directory that is not a string is left to validation.
+    private func nameSyncedFolder(_ draft: inout ActivityDraft) async throws {
+        guard draft.activityType == WellKnownActivityType.terminal, draft.userInfo[SyncedFolderPath.userInfoKey] == nil,
+              case .string(let directory)? = draft.userInfo["directory"], directory.hasPrefix("/") else { return }
+        let configured = configuredRoots
+        if let folder = try await NIOThreadPool.singleton.runIfActive({
+            TerminalPreferencesHere.syncedFolder(of: directory, configuredRoots: configured)
+        }) {
+            draft.userInfo[SyncedFolderPath.userInfoKey] = folder.propertyValue
         }
     }
 

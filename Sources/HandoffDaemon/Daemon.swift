@@ -72,6 +72,9 @@ public struct Daemon: Sendable {
         peerSettings.clipboardLifetimeSeconds = config.clipboardLifetimeSeconds
         peerSettings.clipboardMaximumFormatBytes = config.clipboardMaximumFormatBytes
         peerSettings.clipboardMaximumHeldBytes = config.clipboardMaximumHeldBytes
+        peerSettings.terminalTransport = config.terminalTransport
+        peerSettings.terminalSyncedLocal = config.terminalSyncedLocal
+        peerSettings.configuredRoots = config.syncedRoots
         peerSettings.maximumUnauthenticated = config.peerMaximumUnauthenticated
         peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds), timers: timers)

@@ -18,6 +18,10 @@ public struct DaemonConfiguration: Sendable {
     public var unownedExpiryMinutes: Int64 = 720
     /// What terminal activities name as the host to ssh to (nil: the host name).
     public var sshHost: String?
+    /// How terminals continued here connect (`terminal-transport`).
+    public var terminalTransport = TerminalContinuation.Transport.ssh
+    /// Whether a terminal in a folder synced here too opens locally (`terminal-synced-local`).
+    public var terminalSyncedLocal = true
     /// How long the activity history keeps what it saw (`history-days`; 0: no history).
     public var historyDays: Int64 = 30
     /// The history helper (`handoff-history`) ends after this many seconds without a

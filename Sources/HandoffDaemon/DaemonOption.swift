@@ -42,6 +42,18 @@ public struct DaemonOption: Sendable {
             guard TerminalSession.isHost(v) else { throw .init(description: "ssh-host must be a host name or an IP address") }
             c.sshHost = v
         },
+        .init("terminal-transport", "ssh|mosh", default: "ssh",
+              "How a terminal continued here reaches its workstation; mosh is used when installed here (and on the other side).") {
+            c, v throws(DaemonConfiguration.FileError) in
+            guard let t = TerminalContinuation.Transport(rawValue: v) else { throw .init(description: "terminal-transport must be ssh or mosh") }
+            c.terminalTransport = t
+        },
+        .init("terminal-synced-local", "yes|no", default: "yes",
+              "A terminal continued here from a folder this workstation syncs too opens locally in its copy (unless it ran in tmux).") {
+            c, v throws(DaemonConfiguration.FileError) in
+            guard v == "yes" || v == "no" else { throw .init(description: "terminal-synced-local must be yes or no") }
+            c.terminalSyncedLocal = v == "yes"
+        },
         .init("state-dir", "path", default: "$XDG_STATE_HOME/handoff", "Where durable state lives.") { c, v in c.stateDirectory = v },
         .init("socket", "path", default: "$XDG_RUNTIME_DIR/handoff/handoffd.sock", "The control socket's path.") { c, v in c.socketPath = v },
         .init("log-level", "level", default: "info", "trace, debug, info, notice, warning, error or critical.") { c, v throws(DaemonConfiguration.FileError) in

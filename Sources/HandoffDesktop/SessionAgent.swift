@@ -143,7 +143,7 @@ public actor SessionAgent {
             return await continueMedia(activity, from: device, config: config)
         }
         if activity.activityType == WellKnownActivityType.terminal {
-            return continueTerminal(activity, from: device)
+            return await continueTerminal(activity, from: device)
         }
         let resolver = await currentResolver(overrides: config.handlers)
         var plan = resolver.plan(activityID: activity.id.rawValue, activityType: activity.activityType, webpageURL: activity.webpageURL)
@@ -217,27 +217,33 @@ public actor SessionAgent {
         }
     }
 
-    /// A terminal: checked again here (it came from another machine), then its ssh
-    /// command in the user's terminal emulator.
-    func continueTerminal(_ activity: Activity, from device: PeerDevice) -> LaunchOutcome {
+    /// A terminal: checked again here (it came from another machine), then what handoffd
+    /// decided continues it (ssh, mosh or a local shell in a synced folder; plain ssh when
+    /// it says nothing) in the user's terminal emulator.
+    func continueTerminal(_ activity: Activity, from device: PeerDevice) async -> LaunchOutcome {
         let session: TerminalSession
         do { session = try TerminalSession(userInfo: activity.userInfo) } catch {
             logger.warning("a terminal from another workstation was refused", metadata: ["device": "\(device.name)", "why": "\(error)"])
             return .failed(code: "invalid_terminal", message: "the terminal \(device.name) offered cannot be continued: \(error)")
         }
-        guard let emulator = TerminalLauncher.emulator(path: TerminalLauncher.searchPath) else {
-            return .failed(code: "no_terminal", message: "no terminal emulator here (neither xdg-terminal-exec nor x-terminal-emulator); run: \(session.commandLine)")
+        var plan = TerminalContinuation(session)
+        if case .success(let decided)? = try? await client.continuedActivity(activity.id.rawValue).terminal { plan = decided }
+        let userApplications = settings.userApplications
+        let entries = await loop.run { TerminalLauncher.entries(userApplications: userApplications) }
+        guard let emulator = TerminalLauncher.emulator(path: TerminalLauncher.searchPath, entries: entries) else {
+            return .failed(code: "no_terminal",
+                           message: "no terminal emulator here (no xdg-terminal-exec, no desktop entry of a terminal, no x-terminal-emulator); run: \(plan.commandLine)")
         }
         do {
-            try TerminalLauncher.launch(emulator, command: session.sshArguments(), environment: [
+            try TerminalLauncher.launch(emulator, command: plan.argv, directory: plan.directory, environment: [
                 ("HANDOFF_ACTIVITY_ID", activity.id.rawValue), ("HANDOFF_ACTIVITY_TYPE", activity.activityType), ("HANDOFF_DEVICE", device.name),
             ])
         } catch {
             return .failed(code: "launch_failed", message: "\(error)")
         }
-        let name = String(emulator.path.split(separator: "/").last ?? "terminal")
-        logger.info("opened a terminal", metadata: ["terminal": "\(name)", "host": "\(session.host)"])
-        return .opened(LaunchedApp(route: .terminal, appID: nil, appName: name, uri: nil, note: session.commandLine))
+        logger.info("opened a terminal", metadata: ["terminal": "\(emulator.name)", "route": "\(plan.route.rawValue)", "host": "\(session.host)"])
+        let note = ([plan.note].compactMap { $0 } + [plan.commandLine]).joined(separator: "\n")
+        return .opened(LaunchedApp(route: .terminal, appID: nil, appName: emulator.name, uri: nil, note: note))
     }
 
     func locateDocument(_ id: String, from device: PeerDevice, config: SessionConfiguration) async -> Result<(path: String, note: String), DocumentCache.Failure> {

@@ -60,4 +60,42 @@ struct TerminalSessionTests {
         #expect(TerminalSession.quoted("$(id)") == "'$(id)'")
         #expect(TerminalSession.quoted("é") == "'é'")
     }
+
+    @Test func aSyncedFolderRoundTripsAndHostileOnesAreRefused() throws {
+        let folder = SyncedFolderPath(root: SyncedRootID(kind: "syncthing", id: "abcd-1234"), path: "notes/x y")
+        let t = try TerminalSession(userInfo: info { $0["syncedFolder"] = folder.propertyValue })
+        #expect(t.syncedFolder == folder)
+        #expect(try TerminalSession(userInfo: t.userInfo) == t)
+        #expect(folder.locate(under: "/home/bo/Sync") == "/home/bo/Sync/notes/x y")
+        let root = SyncedFolderPath(root: SyncedRootID(kind: "configured", id: "proj"), path: "")
+        #expect(try TerminalSession(userInfo: info { $0["syncedFolder"] = root.propertyValue }).syncedFolder?.locate(under: "/p") == "/p")
+        for bad: PropertyValue in [
+            .string("x"), .dictionary(["kind": .string("syncthing"), "id": .string("a")]),
+            .dictionary(["kind": .string("dropbox"), "id": .string("a"), "path": .string("x")]),
+            .dictionary(["kind": .string("syncthing"), "id": .string(""), "path": .string("x")]),
+            .dictionary(["kind": .string("syncthing"), "id": .string("a"), "path": .string("../etc")]),
+            .dictionary(["kind": .string("syncthing"), "id": .string("a"), "path": .string("/etc")]),
+            .dictionary(["kind": .string("syncthing"), "id": .string("a"), "path": .string("a//b")]),
+        ] {
+            #expect(throws: ValidationError.self, "\(bad)") { try TerminalSession(userInfo: info { $0["syncedFolder"] = bad }) }
+        }
+    }
+
+    @Test func moshQuotesNothingItselfAndCarriesThePortInItsSshOption() throws {
+        let t = try TerminalSession(userInfo: info { $0["port"] = .integer(2222) })
+        #expect(t.moshArguments() == ["mosh", "--ssh=ssh -p 2222", "--", "ann@desk.example.org",
+                                      "tmux", "new-session", "-A", "-s", "work", "-c", "/srv/proj"])
+        let plain = try TerminalSession(userInfo: info { $0["tmuxSession"] = nil; $0["user"] = nil; $0["directory"] = .string("/srv/a b") })
+        #expect(plain.moshArguments() == ["mosh", "--", "desk.example.org", "sh", "-c", #"cd -- "$1" && exec "${SHELL:-/bin/sh}" -l"#, "sh", "/srv/a b"])
+    }
+
+    @Test func osc7ReportsGiveTheHostAndTheDirectory() {
+        #expect(TerminalSession.osc7("file://desk/home/ann/My%20Notes")! == ("desk", "/home/ann/My Notes"))
+        #expect(TerminalSession.osc7("\u{1b}]7;file://localhost/srv/proj/\u{07}")! == (nil, "/srv/proj"))
+        #expect(TerminalSession.osc7("\u{1b}]7;file:///srv/%C3%A9t%C3%A9\u{1b}\\")! == (nil, "/srv/été"))
+        #expect(TerminalSession.osc7("file:///")! == (nil, "/"))
+        for bad in ["http://desk/x", "file://desk", "file:///a%2", "file:///a%zz", "file:///a%00b", "file:///%ff%fe", "/srv/proj"] {
+            #expect(TerminalSession.osc7(bad) == nil, "\(bad)")
+        }
+    }
 }

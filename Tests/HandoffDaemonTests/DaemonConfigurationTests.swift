@@ -22,6 +22,15 @@ struct DaemonConfigurationTests {
         #expect(throws: DaemonConfiguration.FileError.self) { try c.set("peer", "desk.example") }
     }
 
+    @Test func terminalSettings() throws {
+        var c = DaemonConfiguration()
+        #expect(c.terminalTransport == .ssh && c.terminalSyncedLocal)
+        try c.apply(configFile: "terminal-transport = mosh\nterminal-synced-local = no\n", path: "t")
+        #expect(c.terminalTransport == .mosh && !c.terminalSyncedLocal)
+        #expect(throws: DaemonConfiguration.FileError.self) { try c.set("terminal-transport", "telnet") }
+        #expect(throws: DaemonConfiguration.FileError.self) { try c.set("terminal-synced-local", "maybe") }
+    }
+
     @Test func crlfLineEndsAreLineEnds() throws {
         var c = DaemonConfiguration()
         try c.apply(configFile: "name = desk\r\ndns-sd-domain = corp.example\r\n", path: "t")

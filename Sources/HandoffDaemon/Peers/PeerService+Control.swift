@@ -3,6 +3,7 @@ import HandoffCore
 import HandoffControlAPI
 import HandoffPeerProtocol
 import NIOCore
+import NIOPosix
 
 /// What the control API asks of the peer side: who is around, what they offer, trust,
 /// and continuing an activity from another workstation.
@@ -177,18 +178,31 @@ extension PeerService {
             }
             let record = ActivityRecord(activity: activity, state: .current, owner: "peer",
                                         payloadSize: ActivityPropertyList.encodedSize(of: activity), stale: stale)
-            continued.add(record, from: device, at: clock.now())
+            let terminal = await terminalContinuation(of: activity)
+            continued.add(record, from: device, at: clock.now(), terminal: terminal)
             await registry.broadcast(.continued(record, device: device))
             // The payload is taken whatever the launch does: its outcome rides along.
             let outcome = launch ? await agent.launch(record, from: device) : nil
-            return ContinuedActivity(record: record, device: device, launch: outcome)
+            return ContinuedActivity(record: record, device: device, launch: outcome, terminal: terminal)
         }
     }
 
     /// An activity reopened from the history: kept like a continued one, so the session
     /// agent can map its document here.
-    func rememberReopened(_ record: ActivityRecord, from device: PeerDevice) {
-        continued.add(record, from: device, at: clock.now())
+    func rememberReopened(_ record: ActivityRecord, from device: PeerDevice) async {
+        continued.add(record, from: device, at: clock.now(), terminal: await terminalContinuation(of: record.activity))
+    }
+
+    /// How a terminal continues here (nil for other activities): the settings, mosh, and
+    /// this workstation's copy of its synced folder, looked up on the thread pool.
+    func terminalContinuation(of activity: Activity) async -> Result<TerminalContinuation, ValidationError>? {
+        guard activity.activityType == WellKnownActivityType.terminal else { return nil }
+        let (transport, syncedLocal, roots) = (settings.terminalTransport, settings.terminalSyncedLocal, settings.configuredRoots)
+        return try? await NIOThreadPool.singleton.runIfActive {
+            ContinuedActivity.terminal(of: activity) { session in
+                TerminalPreferencesHere.preferences(for: session, transport: transport, syncedLocal: syncedLocal, configuredRoots: roots)
+            }
+        }
     }
 
     /// An activity continued here lately, as `POST /v1/continue` returned it.
@@ -216,7 +230,7 @@ extension PeerService {
     }
 
     private static func continued(_ e: ContinuedActivities.Entry) -> ContinuedActivity {
-        ContinuedActivity(record: e.record, device: e.device, continuedAt: e.at)
+        ContinuedActivity(record: e.record, device: e.device, continuedAt: e.at, terminal: e.terminal)
     }
 
     private func fail(_ type: String?, _ error: HandoffError) async throws(HandoffError) -> ContinuedActivity {

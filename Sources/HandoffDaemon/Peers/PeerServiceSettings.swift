@@ -1,3 +1,4 @@
+import HandoffCore
 import NIOCore
 
 /// Limits and timings of the peer side.
@@ -56,6 +57,11 @@ public struct PeerServiceSettings: Sendable {
     public var clipboardMaximumFormatBytes: Int64 = 64 << 20
     /// Bytes handoffd keeps itself for `handoffctl copy` (`clipboard-held-max-bytes`).
     public var clipboardMaximumHeldBytes = 16 << 20
+    /// How terminals continued here connect, and whether a synced folder opens locally.
+    public var terminalTransport = TerminalContinuation.Transport.ssh
+    public var terminalSyncedLocal = true
+    /// `synced-root` lines, beside what Syncthing and Nextcloud record.
+    public var configuredRoots: [(name: String, path: String)] = []
 
     public init() {}
 

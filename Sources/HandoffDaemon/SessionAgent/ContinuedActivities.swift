@@ -10,6 +10,8 @@ struct ContinuedActivities {
         let record: ActivityRecord
         let device: PeerDevice
         let at: Timestamp
+        /// For a terminal: how it continues here, decided when it was continued.
+        var terminal: Result<TerminalContinuation, ValidationError>?
     }
 
     static let retentionSeconds: Int64 = 600
@@ -17,9 +19,10 @@ struct ContinuedActivities {
 
     private var entries: [Entry] = []
 
-    mutating func add(_ record: ActivityRecord, from device: PeerDevice, at now: Timestamp) {
+    mutating func add(_ record: ActivityRecord, from device: PeerDevice, at now: Timestamp,
+                      terminal: Result<TerminalContinuation, ValidationError>? = nil) {
         entries.removeAll { $0.record.activity.id == record.activity.id }
-        entries.append(Entry(record: record, device: device, at: now))
+        entries.append(Entry(record: record, device: device, at: now, terminal: terminal))
         if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
     }
 
