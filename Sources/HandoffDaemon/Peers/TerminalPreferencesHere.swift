@@ -13,9 +13,13 @@ enum TerminalPreferencesHere {
         var local: String?
         if syncedLocal, session.tmuxSession == nil, let folder = session.syncedFolder,
            let root = SyncedRoots.discover(configured: configuredRoots).root(folder.root) {
-            let candidate = folder.locate(under: root.path)
+            // A symbolic link inside the folder may point out of it: the directory opened is
+            // one that is really in this side's copy, as for documents.
+            let candidate = SyncedRoots.resolved(folder.locate(under: root.path))
             var st = stat()
-            if stat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { local = candidate }
+            if candidate == root.path || candidate.hasPrefix(root.path + "/"), stat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+                local = candidate
+            }
         }
         return TerminalContinuation.Preferences(transport: transport, moshInstalled: transport == .mosh && isInstalled("mosh", path: path),
                                                 localDirectory: local)
