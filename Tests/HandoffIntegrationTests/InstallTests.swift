@@ -31,6 +31,14 @@ import Testing
                   "config/systemd/user/handoffd.socket", "config/systemd/user/handoff-session.service"] {
             #expect(fm.fileExists(atPath: "\(home)/\(f)"), "\(f)")
         }
+        // The shell integration, sourced as a startup file would: the prompt hook is there.
+        for (shell, check) in [("bash", "declare -F __handoff_terminal"), ("zsh", "(( ${precmd_functions[(I)__handoff_terminal]} ))"),
+                               ("fish", "functions -q __handoff_terminal")] {
+            let file = "\(home)/usr/share/handoff/shell/handoff.\(shell)"
+            let sourced = try await run("/usr/bin/\(shell)", ["-c", "source \(file) && \(check)"],
+                                        environment: ["PATH": "/usr/bin:/bin", "HOME": home, "HANDOFF_SOCKET": home + "/none"])
+            #expect(sourced.status == 0, "\(shell): \(sourced)")
+        }
         // The units start the binaries where they were put.
         let unit = try String(contentsOfFile: "\(home)/config/systemd/user/handoffd.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=\(home)/usr/bin/handoffd"), "\(unit)")
