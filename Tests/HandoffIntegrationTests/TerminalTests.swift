@@ -67,7 +67,35 @@ extension WorkstationTests {
             // One session, not a second one made by b.
             #expect(try await net.exec("a", tmux + ["list-sessions", "-F", "#S"]).stdout.split(separator: "\n") == ["work"])
             _ = try await net.exec("a", tmux + ["kill-server"])
+            net.stop(client, SIGKILL)
+
+            // A shell outside tmux, in a directory with a space: b gets a login shell on a, in it.
+            let plain = project + "/two words"
+            try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
+            _ = try await net.ctl("a", "offer-terminal", "--host", address, "--port", "2222", "--user", "root", "--no-tmux", "--directory", plain)
+            var second: [String] = []
+            try await eventually(10, "the plain shell to reach b") {
+                second = try across.json(try await net.ctl("b", "continue", "--json"))["terminal"]?.objectValue?["argv"]?.arrayValue?
+                    .compactMap(\.stringValue) ?? []
+                return second.last?.contains("two words") == true
+            }
+            let plainCommand = (["ssh"] + ssh.clientOptions + second.dropFirst()).map(TerminalSession.quoted).joined(separator: " ")
+            let shell = try await net.spawn("b", log: net.directory + "/b-plain.log", ["script", "-q", "-e", "-f", "-c", plainCommand, "/dev/null"],
+                                            environment: ["TERM": "xterm"])
+            defer { net.stop(shell, SIGKILL) }
+            try await eventually(15, "a login shell on a in that directory") { Self.shells(in: plain) > 0 }
         }
+    }
+
+    /// Shells (bash, sh) whose working directory is `directory`: the namespaces share one
+    /// process table.
+    static func shells(in directory: String) -> Int {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.filter { pid in
+            guard Int(pid) != nil, let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+                  ["bash", "sh"].contains(comm.trimmingCharacters(in: .whitespacesAndNewlines)) else { return false }
+            return (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd")) == directory
+        }.count
     }
 
     /// `handoffctl shell-integration` in bash, zsh and fish: each `cd` offers the shell
