@@ -60,6 +60,9 @@ struct ShellIntegrationCommand: ParsableCommand {
             return #"""
                 # handoff: offer this shell to your other workstations when its directory changes.
                 function __handoff_terminal --on-variable PWD
+                    # Without handoffctl (not installed, not on PATH yet), fish would print
+                    # "Unknown command" at every cd.
+                    command -q handoffctl; or return 0
                     command handoffctl offer-terminal --quiet --shell (hostname):$fish_pid </dev/null >/dev/null 2>&1 &
                     disown 2>/dev/null
                 end
