@@ -1,6 +1,7 @@
 import ArgumentParser
 import HandoffClient
 import HandoffCore
+import HandoffSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,7 +62,7 @@ struct OfferTerminalCommand: AsyncParsableCommand {
         let directory = try self.directory ?? reported?.directory ?? Self.currentDirectory()
         // A report from another host (a shell over ssh there) continues there; this host's
         // own name is left for handoffd (its ssh-host).
-        let host = self.host ?? reported?.host.flatMap { $0 == Self.hostName() ? nil : $0 }
+        let host = self.host ?? reported?.host.flatMap { $0 == HostName.current ? nil : $0 }
         let session = noTmux ? nil : (tmuxSession ?? Self.currentTmuxSession())
         var info = TerminalSession(host: host ?? "placeholder", user: user ?? Self.loginName(), port: port, directory: directory,
                                    tmuxSession: session, shell: shell).userInfo
@@ -79,12 +80,6 @@ struct OfferTerminalCommand: AsyncParsableCommand {
         guard getcwd(&buf, buf.count) != nil else {
             throw CommandFailure(description: "cannot tell this directory: \(String(cString: strerror(errno))); give --directory", status: ExitStatus.usage)
         }
-        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    static func hostName() -> String {
-        var buf = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buf, buf.count) == 0 else { return "" }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

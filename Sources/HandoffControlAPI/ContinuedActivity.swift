@@ -81,15 +81,11 @@ public struct ContinuedActivity: Sendable, Equatable {
         self.device = device
         self.launch = launch
         self.continuedAt = continuedAt
-        self.terminal = terminal ?? Self.terminal(of: record.activity, preferences: TerminalContinuation.Preferences())
+        self.terminal = terminal ?? Self.terminal(of: record.activity) { _ in TerminalContinuation.Preferences() }
     }
 
-    /// The terminal an activity describes, continued with `preferences`; nil for other types.
-    public static func terminal(of activity: Activity, preferences: TerminalContinuation.Preferences) -> Result<TerminalContinuation, ValidationError>? {
-        terminal(of: activity) { _ in preferences }
-    }
-
-    /// The same, with preferences that depend on the session (its synced folder).
+    /// The terminal an activity describes, continued with the preferences of this side
+    /// (which depend on the session: its synced folder); nil for other types.
     public static func terminal(of activity: Activity,
                                 preferences: (TerminalSession) -> TerminalContinuation.Preferences) -> Result<TerminalContinuation, ValidationError>? {
         guard activity.activityType == WellKnownActivityType.terminal else { return nil }

@@ -69,12 +69,7 @@ public struct DaemonConfiguration: Sendable {
         socketPath = DefaultPaths.socket
     }
 
-    static func hostName() -> String {
-        var buf = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buf, buf.count) == 0 else { return "workstation" }
-        let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return name.isEmpty ? "workstation" : name
-    }
+    static func hostName() -> String { HostName.current ?? "workstation" }
 
     /// Letters, digits and hyphens in dot-separated labels of 1–63 bytes, 253 in all.
     static func isDomainName(_ s: String) -> Bool {

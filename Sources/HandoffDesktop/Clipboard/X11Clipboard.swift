@@ -404,9 +404,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     }
 
     private func isThisMachine(_ name: [UInt8]) -> Bool {
-        var host = [CChar](repeating: 0, count: 256)
-        guard gethostname(&host, host.count - 1) == 0 else { return false }
-        let here = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let here = HostName.current else { return false }
         return String(decoding: name.prefix { $0 != 0 }, as: UTF8.self) == here
     }
 
