@@ -57,7 +57,10 @@ public actor ActivityRegistry {
     private var lastSaved: SavedActivities?
 
     /// What is decided: the activities, their states and owners (no I/O, no time).
-    private(set) var table: ActivityTable
+    private(set) var table: ActivityTable { didSet { generation &+= 1 } }
+    /// Counts the table's changes: a save ahead that waited for the disk knows whether the
+    /// table changed meanwhile (the actor takes other calls while it waits).
+    private var generation: UInt64 = 0
     private var pendingSaves: [ActivityID: PendingSave] = [:]
     private var expiryTask: ScheduledTimer?
     private var expiryDue: Timestamp?
@@ -131,7 +134,15 @@ public actor ActivityRegistry {
     // MARK: - Lifecycle
 
     public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil,
-                              document: (file: String, reference: DocumentReference)? = nil, targets: [DeviceID] = []) throws(HandoffError) -> ActivityRecord {
+                              document: (file: String, reference: DocumentReference)? = nil, targets: [DeviceID] = []) async throws(HandoffError) -> ActivityRecord {
+        while true {
+            if let made = try await becomeCurrentOnce(draft, session: session, streamFile: streamFile, document: document, targets: targets) { return made }
+        }
+    }
+
+    /// Nil when the table changed while the new state was being written: start again.
+    private func becomeCurrentOnce(_ draft: ActivityDraft, session: String?, streamFile: String?,
+                                   document: (file: String, reference: DocumentReference)?, targets: [DeviceID]) async throws(HandoffError) -> ActivityRecord? {
         let owner: ActivityOwner
         if let session {
             guard events.isOpen(session) else { throw HandoffError.unknownSession(session) }
@@ -157,10 +168,11 @@ public actor ActivityRegistry {
         let entry = Entry(activity: activity, state: .resigned, owner: owner, streamFile: streamFile, documentFile: document?.file, targets: targets)
         let replaced = owner == .daemon ? table.terminals(replacedBy: activity) : []
         if owner == .daemon {
-            try saveAhead("the activity") { t in
+            let saved = try await saveAhead("the activity") { t in
                 _ = t.add(entry)
                 for id in replaced { _ = t.invalidate(id) }
             }
+            guard saved else { return nil }
         }
         perform(table.add(entry))
         for id in replaced { perform(table.invalidate(id)) }
@@ -170,22 +182,33 @@ public actor ActivityRegistry {
     }
 
     /// Makes an existing (resigned) activity current again.
-    public func becomeCurrent(existing ref: String) throws(HandoffError) -> ActivityRecord {
-        let e = try table.entry(ref, allowFinal: false)
-        if e.owner == .daemon, e.state != .current { try saveAhead("the change") { _ = $0.becomeCurrent(e.activity.id) } }
-        perform(table.becomeCurrent(e.activity.id))
-        persist()
-        return record(table.entries[e.activity.id]!)
+    public func becomeCurrent(existing ref: String) async throws(HandoffError) -> ActivityRecord {
+        while true {
+            let e = try table.entry(ref, allowFinal: false)
+            if e.owner == .daemon, e.state != .current {
+                guard try await saveAhead("the change", { _ = $0.becomeCurrent(e.activity.id) }) else { continue }
+            }
+            perform(table.becomeCurrent(e.activity.id))
+            persist(holdingTheRequest: e.owner == .daemon)
+            return record(table.entries[e.activity.id]!)
+        }
     }
 
     public func resign(_ ref: String) throws(HandoffError) -> ActivityRecord {
         let e = try table.entry(ref, allowFinal: false)
         perform(table.resign(e.activity.id))
-        persist()
+        persist(holdingTheRequest: e.owner == .daemon)
         return record(table.entries[e.activity.id]!)
     }
 
-    public func update(_ ref: String, _ update: ActivityUpdate) throws(HandoffError) -> ActivityRecord {
+    public func update(_ ref: String, _ update: ActivityUpdate) async throws(HandoffError) -> ActivityRecord {
+        while true {
+            if let updated = try await updateOnce(ref, update) { return updated }
+        }
+    }
+
+    /// Nil when the table changed while the new state was being written: start again.
+    private func updateOnce(_ ref: String, _ update: ActivityUpdate) async throws(HandoffError) -> ActivityRecord? {
         let e = try table.entry(ref, allowFinal: false)
         let now = clock.now()
         if case .some(.some(let expiry)) = update.expirationDate, expiry <= now {
@@ -200,7 +223,9 @@ public actor ActivityRegistry {
         if answersSave && update.needsSave == nil { updated.needsSave = false }
         try validate(updated)
         try StreamSourceRules.check(updated, owner: e.owner, streamFile: e.streamFile)
-        if e.owner == .daemon { try saveAhead("the update") { _ = $0.update(e.activity.id, to: updated, at: now) } }
+        if e.owner == .daemon {
+            guard try await saveAhead("the update", { _ = $0.update(e.activity.id, to: updated, at: now) }) else { return nil }
+        }
         var outcome = table.update(e.activity.id, to: updated, at: now)
         // The owner's save is answered with the new payload, after its `updated` event and
         // before an expiry the update brings.
@@ -217,7 +242,7 @@ public actor ActivityRegistry {
     public func invalidate(_ ref: String) throws(HandoffError) -> ActivityRecord {
         let e = try table.entry(ref, allowFinal: false)
         perform(table.invalidate(e.activity.id))
-        persist()
+        persist(holdingTheRequest: e.owner == .daemon)
         return record(table.entries[e.activity.id]!)
     }
 
@@ -310,7 +335,11 @@ public actor ActivityRegistry {
     /// Daemon-owned activities survive restarts; session-owned ones die with their app anyway.
     /// A save that fails here (a removal on a full disk) is logged and tried again at the
     /// next change: `lastSaved` still differs. So is one whose flush failed later.
-    private func persist() {
+    /// `holdingTheRequest`: the control request being answered waits for the save and fails
+    /// with it (a change the user asked of a saved activity); otherwise a save that fails is
+    /// logged, reported by the doctor, and made again at the next change (an app's own
+    /// activity resigning the saved one must not fail the app's request).
+    private func persist(holdingTheRequest: Bool = false) {
         // Every mutation ends here, so this is where peers hear of changes: once the save
         // is asked for. A crash before it is flushed loses an offer peers may have seen;
         // their link to this daemon ends with it, and with the link, the offer there.
@@ -319,31 +348,37 @@ public actor ActivityRegistry {
         let snapshot = table.saved
         forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return }
-        do {
-            try store.save(snapshot)
-            lastSaved = snapshot
-        } catch {
-            logger.error("could not save activities", metadata: ["error": "\(error)"])
-        }
+        store.save(snapshot, holdingTheRequest: holdingTheRequest)
+        lastSaved = snapshot
     }
 
     /// Saves what `change` will make of the daemon-owned activities before anything
     /// changes, for changes that must survive a restart (making or changing one): on a
     /// full disk the request is refused and nothing changes, rather than keeping in
     /// memory what a restart would lose. `persist()` afterwards finds the same snapshot
-    /// and writes nothing more.
-    private func saveAhead(_ what: String, _ change: (inout ActivityTable) -> Void) throws(HandoffError) {
-        guard let store else { return }
+    /// and writes nothing more. The temporary file is written off the actor (a disk that
+    /// hangs holds up this change only); returns false when the table changed meanwhile:
+    /// the caller checks the request again against the table as it is now.
+    private func saveAhead(_ what: String, _ change: (inout ActivityTable) -> Void) async throws(HandoffError) -> Bool {
+        guard let store else { return true }
         let snapshot = table.saved(after: change)
         forgetUnflushedSave(store)
-        guard snapshot != lastSaved else { return }
+        guard snapshot != lastSaved else { return true }
+        let seen = generation
+        let pending: AtomicFile.Pending
         do {
-            try store.save(snapshot)
+            pending = try await store.prepare(snapshot)
         } catch {
             logger.error("could not save activities; the request is refused", metadata: ["error": "\(error)"])
             throw .notSaved(what, error)
         }
+        guard generation == seen else {
+            StateWriter.shared.discard(pending)
+            return false
+        }
+        StateWriter.shared.commit(pending)
         lastSaved = snapshot
+        return true
     }
 
     /// A save whose flush failed (after the request that made it was answered 507) is not

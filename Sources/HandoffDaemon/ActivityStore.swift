@@ -38,7 +38,17 @@ public struct ActivityStore: Sendable {
         path = stateDirectory + "/" + Self.fileName
     }
 
-    func save(_ saved: SavedActivities) throws {
+    /// Queues the saving of `saved` (see `StateWriter.write`).
+    func save(_ saved: SavedActivities, holdingTheRequest: Bool = true) {
+        StateWriter.shared.write(Self.bytes(saved), to: path, holdingTheRequest: holdingTheRequest)
+    }
+
+    /// Writes `saved` to a temporary file, to `StateWriter.commit` once the change stands.
+    func prepare(_ saved: SavedActivities) async throws -> AtomicFile.Pending {
+        try await StateWriter.shared.prepare(Self.bytes(saved), to: path)
+    }
+
+    static func bytes(_ saved: SavedActivities) -> [UInt8] {
         let list: [JSONValue] = saved.activities.map { s in
             var o = ActivityJSON.encode(s.activity)
             o["current"] = .bool(s.current)
@@ -48,7 +58,7 @@ public struct ActivityStore: Sendable {
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "activities": .array(list)])
-        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
+        return doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
     }
 
     /// A damaged file is kept aside (`activities.json.unreadable-TIME`, for the user and
@@ -92,7 +102,7 @@ public struct ActivityStore: Sendable {
             logger.error("saved activities could not all be read; the file is kept aside", metadata: [
                 "file": "\(aside)", "error": "\(problem)", "kept-activities": "\(out.count)"])
             // What could be read is saved again at once, or the next start would lose it.
-            if !out.isEmpty { try? save(SavedActivities(activities: out)) }
+            if !out.isEmpty { save(SavedActivities(activities: out)) }
         }
         return SavedActivities(activities: out)
     }

@@ -23,16 +23,24 @@ enum AtomicFile {
     struct Pending: Sendable {
         let temporary: String
         let path: String
+        /// What the temporary file holds, to write it again if its flush fails.
+        let bytes: [UInt8]
+        let mode: mode_t
     }
 
     private static let sequence = NIOLockedValueBox<UInt64>(0)
 
     /// The first half of `write`: the new content in a temporary file of its own beside
-    /// `path` (so a full disk fails here, before anything changes).
-    static func prepare(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws -> Pending {
+    /// `path` (so a full disk fails here, before anything changes). `makingDirectory`:
+    /// creates `path`'s directory first if it is missing.
+    static func prepare(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, makingDirectory: Bool = false) throws -> Pending {
         let n = sequence.withLockedValue { n -> UInt64 in n += 1; return n }
         let tmp = path + ".tmp-\(getpid())-\(n)"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        var fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        if fd < 0, errno == ENOENT, makingDirectory, let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try makeDirectories(String(path[..<slash]))
+            fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        }
         guard fd >= 0 else { throw Failure(description: "cannot create \(tmp): \(errnoText())") }
         var failure: String?
         bytes.withUnsafeBytes { buf in
@@ -40,7 +48,7 @@ enum AtomicFile {
         }
         if close(fd) != 0 && failure == nil { failure = errnoText() }
         if let failure { unlink(tmp); throw Failure(description: "cannot write \(tmp): \(failure)") }
-        return Pending(temporary: tmp, path: path)
+        return Pending(temporary: tmp, path: path, bytes: bytes, mode: mode)
     }
 
     /// The second half: flush the new content, put it in place, flush the directory. Only

@@ -213,37 +213,22 @@ public final class ControlServer: Service, Sendable {
 
     private func serveRequests(inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>,
                                outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: Channel) async throws {
-        var parts = inbound.makeAsyncIterator()
-        while let part = try await parts.next() {
-            guard case .head(let head) = part else { continue }
-            let keepAlive = head.isKeepAlive
-            if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > settings.maximumBodyBytes {
+        var assembler = ControlRequestAssembler(maximumBodyBytes: settings.maximumBodyBytes)
+        for try await part in inbound {
+            let request: ControlRequest, keepAlive: Bool
+            switch assembler.add(part) {
+            case .incomplete: continue
+            case .broken: return
+            case .tooLarge:
                 try await Self.write(.error(.tooLarge(settings.maximumBodyBytes)), to: outbound, keepAlive: false)
                 return
+            case .request(let r, let k): (request, keepAlive) = (r, k)
             }
-            var body: [UInt8] = []
-            var complete = false
-            while let next = try await parts.next() {
-                switch next {
-                case .head: return  // the decoder never does this; treat as a broken client
-                case .body(let buffer):
-                    guard body.count + buffer.readableBytes <= settings.maximumBodyBytes else {
-                        try await Self.write(.error(.tooLarge(settings.maximumBodyBytes)), to: outbound, keepAlive: false)
-                        return
-                    }
-                    body += buffer.readableBytesView
-                case .end:
-                    complete = true
-                }
-                if complete { break }
-            }
-            guard complete else { return }  // client went away mid-request
-            let request = ControlRequest(head: head, body: body)
-            switch ControlEndpoint.match(method: head.method.rawValue, path: request.path) {
+            switch ControlEndpoint.match(method: request.method.rawValue, path: request.path) {
             case .notFound:
                 try await Self.write(.error(HandoffError.notFound("no route \(request.path); see Docs/LocalAPI.md (routes start with /v1/)")), to: outbound, keepAlive: keepAlive)
             case .methodNotAllowed:
-                try await Self.write(.error(.methodNotAllowed("\(head.method)", request.path)), to: outbound, keepAlive: keepAlive)
+                try await Self.write(.error(.methodNotAllowed("\(request.method)", request.path)), to: outbound, keepAlive: keepAlive)
             case .endpoint(.events, _):
                 try await streamEvents(outbound: outbound, channel: channel)
                 return
@@ -251,8 +236,8 @@ public final class ControlServer: Service, Sendable {
                 let tickets = StateWriter.Tickets()
                 var response = await StateWriter.$requestTickets.withValue(tickets) { await router.handle(endpoint, parameter, request) }
                 // A change is answered once the state files it changed are in place and
-                // flushed, as when they were written in place; only the flushing ran off
-                // the loop. A request that changed none answers at once.
+                // flushed (StateWriter writes them off the loop). A request that changed
+                // none answers at once.
                 if let failure = await StateWriter.shared.settle(tickets.all), response.status < 300 {
                     response = .error(HandoffError(.storageFull, code: "not_saved",
                         message: "handoffd made the change but could not write it to its state directory (\(failure)), so a restart would lose it; check the disk (see `handoffctl doctor`) and try again"))

@@ -5,14 +5,19 @@ import NIOConcurrencyHelpers
 import Glibc
 #endif
 
-/// Finishes the daemon's state-file changes away from the event loop. `write` puts the new
-/// content in a temporary file at once, so a full disk is known (and the request refused)
-/// before anything changes; the fsync, the rename and the directory's fsync then run on a
-/// queue of their own, in the order the changes were asked for, so the last one asked for
-/// is the one left in place (`remove` is queued the same way). A disk that stalls on flush
-/// (a busy one, a home on a network file system) then delays those changes and the
-/// requests that made them (`settle`), not every socket of the daemon, which all share one
-/// event loop.
+/// Carries out the daemon's state-file changes away from the actors and the event loop:
+/// no call of the file system runs on them, so a disk that hangs (a busy one, a home on a
+/// network file system that stopped answering) delays the changes and the requests that
+/// made them (`settle`), not every request, link and stream of the daemon.
+///
+/// Two ways to change a file:
+/// - `write` queues the whole change: temporary file, fsync, rename, the directory's
+///   fsync. What it meets (a full disk too) is logged and reported by `settle`.
+/// - `prepare` (awaited: the temporary file, on a queue of its own) and then `commit`, for
+///   a change that must be refused, with nothing changed, when its file cannot be written.
+///
+/// Changes are carried out in the order they were queued (`write` and `commit` number them),
+/// so the last one asked for is the one left in place; `remove` is queued the same way.
 final class StateWriter: Sendable {
     static let shared = StateWriter()
 
@@ -28,12 +33,16 @@ final class StateWriter: Sendable {
     }
 
     private enum Change: Sendable {
-        case write(AtomicFile.Pending)
+        /// Content whose temporary file is written already.
+        case commit(AtomicFile.Pending)
+        /// Content still to be written to a temporary file.
+        case write([UInt8], path: String, mode: mode_t)
         case remove(String)
 
         var path: String {
             switch self {
-            case .write(let p): p.path
+            case .commit(let p): p.path
+            case .write(_, let path, _): path
             case .remove(let path): path
             }
         }
@@ -58,6 +67,9 @@ final class StateWriter: Sendable {
         var supersededBy: [UInt64: UInt64] = [:]
         /// Files whose last flush failed: what memory says of them is not on disk.
         var failedPaths: [String: String] = [:]
+        /// The content of those files, written again once the disk takes writes again.
+        var unsaved: [String: (bytes: [UInt8], mode: mode_t)] = [:]
+        var retryScheduled = false
         var waiters: [Waiter] = []
 
         /// What waiting for `tickets` means now: the tickets that carry their content (theirs,
@@ -81,15 +93,39 @@ final class StateWriter: Sendable {
     }
 
     private let queue = DispatchQueue(label: "handoff.state-writer")
+    /// Temporary files for `prepare`: not behind the flushes of `queue`, which a disk that
+    /// stalls on fsync holds up.
+    private let prepareQueue = DispatchQueue(label: "handoff.state-writer.prepare")
     private let state = NIOLockedValueBox(State())
     private let logger = Logger(label: "handoffd")
 
     init() {}
 
-    /// Writes `bytes` to `path` as `AtomicFile.write` does. Throws only what writing the
-    /// temporary file met; what the flush meets is logged and reported by `settle`.
-    func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
-        enqueue(.write(try AtomicFile.prepare(bytes, to: path, mode: mode)))
+    /// Writes `bytes` to `path` as `AtomicFile.write` does, creating its directory if need
+    /// be; returns at once. What the writing meets is logged and reported by `settle`.
+    /// `holdingTheRequest: false`: the control request being answered does not wait for
+    /// it (nor fail with it), for what is kept in memory whatever the disk does.
+    func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, holdingTheRequest: Bool = true) {
+        enqueue(.write(bytes, path: path, mode: mode), holdingTheRequest: holdingTheRequest)
+    }
+
+    /// The new content in a temporary file beside `path`, written on a queue of its own
+    /// while the caller waits (a full disk throws here, before anything changes). Then
+    /// `commit` it, or `discard` it when what it holds is no longer right.
+    func prepare(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) async throws -> AtomicFile.Pending {
+        try await withCheckedThrowingContinuation { c in
+            prepareQueue.async { c.resume(with: Result { try AtomicFile.prepare(bytes, to: path, mode: mode, makingDirectory: true) }) }
+        }
+    }
+
+    /// Queues a prepared content to be flushed and put in place; returns at once.
+    func commit(_ pending: AtomicFile.Pending) {
+        enqueue(.commit(pending))
+    }
+
+    /// Drops a prepared content that will not be committed.
+    func discard(_ pending: AtomicFile.Pending) {
+        prepareQueue.async { _ = unlink(pending.temporary) }
     }
 
     /// Removes `path` after every change of it asked for before (which would otherwise put
@@ -108,7 +144,7 @@ final class StateWriter: Sendable {
         state.withLockedValue { s in s.failedPaths.min { $0.key < $1.key }.map { ($0.key, $0.value) } }
     }
 
-    private func enqueue(_ change: Change) {
+    private func enqueue(_ change: Change, holdingTheRequest: Bool = true) {
         let ticket = state.withLockedValue { s -> UInt64 in
             // Numbered and queued together, so the queue's order is the tickets' order.
             s.asked += 1
@@ -117,7 +153,7 @@ final class StateWriter: Sendable {
             queue.async { self.apply(change, ticket: ticket) }
             return ticket
         }
-        Self.requestTickets?.add(ticket)
+        if holdingTheRequest { Self.requestTickets?.add(ticket) }
     }
 
     private func apply(_ change: Change, ticket: UInt64) {
@@ -131,19 +167,30 @@ final class StateWriter: Sendable {
         }
         var failure: String?
         switch (change, newer) {
-        case (.write(let pending), .some):
+        case (.commit(let pending), .some):
             unlink(pending.temporary)
-        case (.remove, .some):
+        case (.write, .some), (.remove, .some):
             break
-        case (.write(let pending), nil):
+        case (.commit(let pending), nil):
             do { try AtomicFile.commit(pending) } catch { failure = "\(error)" }
+        case (.write(let bytes, let path, let mode), nil):
+            do { try AtomicFile.commit(AtomicFile.prepare(bytes, to: path, mode: mode, makingDirectory: true)) } catch { failure = "\(error)" }
         case (.remove(let path), nil):
             if unlink(path) != 0 && errno != ENOENT { failure = "cannot remove \(path): \(AtomicFile.errnoText())" }
         }
         if let failure {
             logger.error("could not save a state file", metadata: ["file": "\(path)", "error": "\(failure)"])
         }
+        let content: (bytes: [UInt8], mode: mode_t)?
+        switch change {
+        case .commit(let p): content = (p.bytes, p.mode)
+        case .write(let bytes, _, let mode): content = (bytes, mode)
+        case .remove: content = nil
+        }
         let ready = state.withLockedValue { s -> [(CheckedContinuation<String?, Never>, String?)] in
+            if newer == nil {
+                s.unsaved[path] = failure == nil ? nil : content
+            }
             s.finished = ticket
             if s.latest[path] == ticket { s.latest[path] = nil }
             if let newer { s.supersededBy[ticket] = newer }
@@ -165,8 +212,47 @@ final class StateWriter: Sendable {
             s.waiters.removeAll { $0.upTo <= ticket }
             return due.map { ($0.resume, $0.failure) }
         }
+        if newer == nil {
+            if failure == nil { retryUnsaved() } else { scheduleRetry() }
+        }
         for (resume, failure) in ready { resume.resume(returning: failure) }
     }
+
+    /// Writes again what could not be saved (a full disk, a flush that failed), for files
+    /// with no newer change queued: after any change that succeeded, since the disk takes
+    /// writes again, and every 30 seconds meanwhile. Runs on the queue.
+    private func retryUnsaved() {
+        let due = state.withLockedValue { s in s.unsaved.filter { s.latest[$0.key] == nil } }
+        for (path, content) in due.sorted(by: { $0.key < $1.key }) {
+            do {
+                try AtomicFile.commit(AtomicFile.prepare(content.bytes, to: path, mode: content.mode, makingDirectory: true))
+            } catch {
+                continue
+            }
+            logger.info("saved a state file that could not be saved before", metadata: ["file": "\(path)"])
+            state.withLockedValue { s in
+                guard s.latest[path] == nil else { return }
+                s.unsaved[path] = nil
+                s.failedPaths[path] = nil
+            }
+        }
+        scheduleRetry()
+    }
+
+    private func scheduleRetry() {
+        let schedule = state.withLockedValue { s -> Bool in
+            guard !s.unsaved.isEmpty, !s.retryScheduled else { return false }
+            s.retryScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        queue.asyncAfter(deadline: .now() + Self.retryInterval) {
+            self.state.withLockedValue { $0.retryScheduled = false }
+            self.retryUnsaved()
+        }
+    }
+
+    static let retryInterval: DispatchTimeInterval = .seconds(30)
 
     /// Waits until the changes with these tickets are carried out, by themselves or by a
     /// newer change of the same file, and returns why one failed, if one did. Returns at

@@ -22,13 +22,17 @@ public final class HistoryDatabase {
 
     /// Opens (or makes) `history.sqlite` in `directory`. A file SQLite cannot read is moved
     /// aside (kept for a look) and a new one started: the history is a convenience, and
-    /// losing it must not stop the daemon.
+    /// losing it must not stop the daemon. A file that is merely busy (the helper of a
+    /// handoffd that was killed, still finishing), or a disk that is full or refuses, is
+    /// not damaged: that throws, and the history is opened again at its next use.
     public init(directory: String, retentionDays: Int64, logger: Logger) throws {
         self.logger = logger
         retentionSeconds = retentionDays * 86_400
         let path = directory + "/history.sqlite"
         do {
             db = try HistoryDatabase.open(path)
+        } catch let error as DatabaseError where Self.notDamage.contains(error.resultCode) {
+            throw error
         } catch {
             let aside = path + ".unreadable-\(SystemClock.now().seconds)"
             _ = rename(path, aside)
@@ -47,9 +51,17 @@ public final class HistoryDatabase {
         try HistoryDatabase.migrator.migrate(db)
     }
 
+    /// What opening meets that says nothing about the file's content: a lock, a full disk
+    /// (on which even mapping the WAL index fails, as an I/O error), a refusal.
+    static let notDamage: [ResultCode] = [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_PERM,
+                                          .SQLITE_READONLY, .SQLITE_NOMEM, .SQLITE_INTERRUPT, .SQLITE_AUTH]
+
     private static func open(_ path: String) throws -> DatabaseQueue {
         var config = Configuration()
         config.journalMode = .wal
+        // Another helper may still hold the file for a moment (one of a handoffd that was
+        // killed ends when it reads the end of its input).
+        config.busyMode = .timeout(5)
         let q = try DatabaseQueue(path: path, configuration: config)
         _ = chmod(path, 0o600)
         // Reading the schema is what tells a file that is not a database; a whole-file

@@ -17,10 +17,10 @@ struct StateWriterTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let writer = StateWriter()
         let tickets = StateWriter.Tickets()
-        try StateWriter.$requestTickets.withValue(tickets) {
+        StateWriter.$requestTickets.withValue(tickets) {
             for i in 0..<200 {
-                try writer.write(Array("version \(i)\n".utf8), to: dir + "/a.json")
-                try writer.write(Array("other \(i)\n".utf8), to: dir + "/b.json", mode: 0o644)
+                writer.write(Array("version \(i)\n".utf8), to: dir + "/a.json")
+                writer.write(Array("other \(i)\n".utf8), to: dir + "/b.json", mode: 0o644)
             }
         }
         #expect(tickets.all.count == 400)
@@ -44,12 +44,12 @@ struct StateWriterTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let writer = StateWriter()
         let tickets = StateWriter.Tickets()
-        try StateWriter.$requestTickets.withValue(tickets) {
-            try writer.write(Array("1".utf8), to: dir + "/gone.json")
+        StateWriter.$requestTickets.withValue(tickets) {
+            writer.write(Array("1".utf8), to: dir + "/gone.json")
             writer.remove(dir + "/gone.json")
-            try writer.write(Array("1".utf8), to: dir + "/back.json")
+            writer.write(Array("1".utf8), to: dir + "/back.json")
             writer.remove(dir + "/back.json")
-            try writer.write(Array("2".utf8), to: dir + "/back.json")
+            writer.write(Array("2".utf8), to: dir + "/back.json")
         }
         #expect(await writer.settle(tickets.all) == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["back.json"])
@@ -62,15 +62,71 @@ struct StateWriterTests {
         await writer.settleAll()
     }
 
-    /// A full disk (here: a directory that is not there) fails at once, in the caller,
-    /// and nothing is queued.
-    @Test func whatCannotBeWrittenFailsInTheCaller() async throws {
+    /// A change that must be refused when it cannot be saved: `prepare` fails in the caller
+    /// (here a directory that cannot be made; on a full disk, ENOSPC) and nothing is queued.
+    @Test func whatCannotBePreparedFailsInTheCaller() async throws {
         let writer = StateWriter()
         let tickets = StateWriter.Tickets()
-        StateWriter.$requestTickets.withValue(tickets) {
-            #expect(throws: (any Error).self) { try writer.write([1, 2, 3], to: "/nonexistent-\(UUID().uuidString)/x.json") }
+        await StateWriter.$requestTickets.withValue(tickets) {
+            await #expect(throws: (any Error).self) { _ = try await writer.prepare([1, 2, 3], to: "/dev/null/x.json") }
         }
         #expect(tickets.all.isEmpty)
+    }
+
+    /// A queued write that cannot be carried out is reported to the request that asked.
+    @Test func aQueuedWriteThatFailsIsReportedBySettle() async throws {
+        let writer = StateWriter()
+        let tickets = StateWriter.Tickets()
+        StateWriter.$requestTickets.withValue(tickets) { writer.write([1, 2, 3], to: "/dev/null/x.json") }
+        let failure = await writer.settle(tickets.all)
+        #expect(failure?.contains("/dev/null") == true, "\(String(describing: failure))")
+        #expect(writer.flushFailed("/dev/null/x.json"))
+    }
+
+    /// Prepared contents take their place in the queue when committed, not when prepared;
+    /// a discarded one leaves nothing behind; a missing directory is made.
+    @Test func aPreparedContentIsOrderedByItsCommit() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = StateWriter()
+        let path = dir + "/sub/a.json"
+        let tickets = StateWriter.Tickets()
+        try await StateWriter.$requestTickets.withValue(tickets) {
+            let prepared = try await writer.prepare(Array("prepared".utf8), to: path)
+            let dropped = try await writer.prepare(Array("dropped".utf8), to: path)
+            writer.write(Array("queued".utf8), to: path)
+            writer.commit(prepared)
+            writer.discard(dropped)
+        }
+        #expect(tickets.all.count == 2)
+        #expect(await writer.settle(tickets.all) == nil)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "prepared")
+        try await eventuallyTrue { (try? FileManager.default.contentsOfDirectory(atPath: dir + "/sub")) == ["a.json"] }
+    }
+
+    /// What could not be saved is written again once the disk takes writes: here after
+    /// the next change that succeeds.
+    @Test func whatCouldNotBeSavedIsSavedWhenTheDiskTakesWritesAgain() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = StateWriter()
+        // A file where the directory should be: writing under it fails.
+        #expect(FileManager.default.createFile(atPath: dir + "/sub", contents: Data()))
+        let tickets = StateWriter.Tickets()
+        StateWriter.$requestTickets.withValue(tickets) { writer.write(Array("kept".utf8), to: dir + "/sub/a.json") }
+        #expect(await writer.settle(tickets.all) != nil)
+        #expect(writer.flushFailed(dir + "/sub/a.json"))
+        try FileManager.default.removeItem(atPath: dir + "/sub")
+        let later = StateWriter.Tickets()
+        StateWriter.$requestTickets.withValue(later) { writer.write(Array("other".utf8), to: dir + "/b.json") }
+        #expect(await writer.settle(later.all) == nil)
+        #expect(try String(contentsOfFile: dir + "/sub/a.json", encoding: .utf8) == "kept")
+        #expect(!writer.flushFailed(dir + "/sub/a.json") && writer.lastFailure == nil)
+    }
+
+    func eventuallyTrue(_ condition: () -> Bool) async throws {
+        for _ in 0..<200 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
     }
 
     /// A flush that fails is reported to the request that made the change, and the file is
@@ -82,14 +138,14 @@ struct StateWriterTests {
         // A directory where the file should be: the rename over it fails.
         try FileManager.default.createDirectory(atPath: dir + "/x.json/inside", withIntermediateDirectories: true)
         let tickets = StateWriter.Tickets()
-        try StateWriter.$requestTickets.withValue(tickets) { try writer.write(Array("1".utf8), to: dir + "/x.json") }
+        StateWriter.$requestTickets.withValue(tickets) { writer.write(Array("1".utf8), to: dir + "/x.json") }
         let failure = await writer.settle(tickets.all)
         #expect(failure?.contains("cannot rename") == true, "\(String(describing: failure))")
         #expect(writer.flushFailed(dir + "/x.json"))
         #expect(writer.lastFailure?.path == dir + "/x.json")
         try FileManager.default.removeItem(atPath: dir + "/x.json")
         let again = StateWriter.Tickets()
-        try StateWriter.$requestTickets.withValue(again) { try writer.write(Array("2".utf8), to: dir + "/x.json") }
+        StateWriter.$requestTickets.withValue(again) { writer.write(Array("2".utf8), to: dir + "/x.json") }
         #expect(await writer.settle(again.all) == nil)
         #expect(!writer.flushFailed(dir + "/x.json") && writer.lastFailure == nil)
     }

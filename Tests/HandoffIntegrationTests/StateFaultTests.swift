@@ -189,16 +189,19 @@ struct StateFaultTests {
         let stall: String
         /// While it exists, a file's fsync fails with EIO.
         let fail: String
+        /// While it exists, every call of the file system waits.
+        let hang: String
     }
 
     /// Runs `body` with `scripts/slowfs` mounted as the daemon's state directory, then stops
     /// the daemon, unmounts and ends slowfs, whatever `body` did.
     func withSlowFS(_ daemon: DaemonProcess, _ body: (SlowFS) async throws -> Void) async throws {
-        let fs = SlowFS(process: Process(), backing: daemon.directory + "/backing", stall: daemon.directory + "/stall", fail: daemon.directory + "/fail")
+        let fs = SlowFS(process: Process(), backing: daemon.directory + "/backing", stall: daemon.directory + "/stall", fail: daemon.directory + "/fail",
+                        hang: daemon.directory + "/hang")
         try FileManager.default.createDirectory(atPath: fs.backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
         fs.process.executableURL = URL(fileURLWithPath: TestEnvironment.packageRoot + "/scripts/slowfs")
-        fs.process.arguments = [fs.backing, daemon.stateDirectory, fs.stall, fs.fail]
+        fs.process.arguments = [fs.backing, daemon.stateDirectory, fs.stall, fs.fail, fs.hang]
         // Not the test's own output: a slowfs that outlived the test would hold it open.
         fs.process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         fs.process.standardError = FileHandle(forWritingAtPath: "/dev/null")
@@ -214,6 +217,7 @@ struct StateFaultTests {
         }
         try? FileManager.default.removeItem(atPath: fs.stall)
         try? FileManager.default.removeItem(atPath: fs.fail)
+        try? FileManager.default.removeItem(atPath: fs.hang)
         await daemon.stop()
         await unmount(daemon.stateDirectory)
         fs.process.terminate()
@@ -314,6 +318,107 @@ struct StateFaultTests {
             #expect(!daemon.log().contains("could not save"), "\(daemon.log())")
         }
     }
+}
+
+extension StateFaultTests {
+    /// How long `body` took, in milliseconds; fails if it took more than `limit` seconds (a
+    /// request stuck behind the disk, which would otherwise hang the test).
+    func timed(_ what: String, limit: Double = 10, _ body: @escaping @Sendable () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await body(); return true }
+            group.addTask { try await Task.sleep(for: .seconds(limit)); return false }
+            let finished = try await group.next()!
+            group.cancelAll()
+            if !finished { throw TestFailure("\(what) was not answered within \(limit) s while the disk hung") }
+        }
+        let d = ContinuousClock.now - start
+        return Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+    }
+
+    /// A disk that stops answering altogether (every call of the file system waits, as on
+    /// a network home whose server is gone): the changes that must be saved wait for it,
+    /// one of each kind; everything else is answered meanwhile, here and to a peer that
+    /// continues this workstation's activity; once the disk answers, the changes that
+    /// waited are made and saved. Before, the temporary file was written on the actor that
+    /// holds the activities, and every request behind it waited too.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/fuse"), "needs FUSE"))
+    func aDiskThatHangsHoldsOnlyTheChangesThatWaitForIt() async throws {
+        let daemon = try DaemonProcess()
+        try await withSlowFS(daemon) { fuse in
+            try await daemon.start()
+            let client = HandoffClient(socketPath: daemon.socketPath)
+            let peer = try await DaemonProcess().start()
+            defer { Task { await peer.stop() } }
+            let peerClient = HandoffClient(socketPath: peer.socketPath)
+            let here = try await client.identity().deviceID, there = try await peerClient.identity().deviceID
+            _ = try await client.trust(there, name: "peer", address: "127.0.0.1:\(try PeerTLSRefusalTests.peerPort(peer))")
+            _ = try await peerClient.trust(here, name: "desk", address: "127.0.0.1:\(try PeerTLSRefusalTests.peerPort(daemon))")
+            var first = ActivityDraft(activityType: "org.example.first")
+            first.title = "Made before the disk hung"
+            _ = try await client.becomeCurrent(first)
+            try await eventually(timeout: 20, "the peer to see the offer") {
+                try await peerClient.offers().contains { $0.activity.title == first.title }
+            }
+
+            let session = try await client.openSession()
+            _ = FileManager.default.createFile(atPath: fuse.hang, contents: Data())
+            let otherID = DeviceID(bytes: Array(repeating: 7, count: 32)).description
+            let waiting: [Task<Void, any Error>] = [
+                Task { _ = try await client.becomeCurrent(ActivityDraft(activityType: "org.example.second")) },
+                Task { _ = try await client.trust(otherID, name: "third desk") },
+                Task { try await client.saveState(app: "org.example.Editor", version: "1", entries: ["cursor": .integer(3)]) },
+            ]
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(waiting.allSatisfy { !$0.isCancelled })
+
+            // Everything that needs no saving is answered, again and again.
+            var times: [Double] = []
+            var draft = ActivityDraft(activityType: "org.example.app")
+            draft.title = "An app's own activity"
+            let app = draft
+            times.append(try await timed("an app's own activity") { _ = try await client.becomeCurrent(app, session: session.token) })
+            for _ in 0..<5 {
+                times.append(try await timed("status") { _ = try await client.status() })
+                times.append(try await timed("current") { _ = try await client.current() })
+                times.append(try await timed("activities") { _ = try await client.activities() })
+                times.append(try await timed("peers") { _ = try await client.peers() })
+                times.append(try await timed("identity") { _ = try await client.identity() })
+                times.append(try await timed("state") { _ = try await client.listState() })
+                times.append(try await timed("devices") { _ = try await client.devices() })
+            }
+            // The peer continues it: this workstation's peer side answers too.
+            #expect(try await client.current()?.activity.title == app.title)
+            let continued = ContinuedBox()
+            try await eventually(timeout: 20, "the peer to see the app's activity") {
+                try await peerClient.offers().contains { $0.activity.title == app.title }
+            }
+            let peerTime = try await timed("the peer's continue") { continued.value = try await peerClient.continueActivity(from: here.description) }
+            #expect(continued.value?.record.activity.title == app.title)
+            times.sort()
+            print("while the disk hung: \(times.count) requests answered, median \(String(format: "%.1f", times[times.count / 2])) ms, " +
+                  "slowest \(String(format: "%.1f", times.last!)) ms; the peer's continue took \(String(format: "%.1f", peerTime)) ms")
+            // ...and the changes that must be saved still wait for the disk.
+            #expect(FileManager.default.fileExists(atPath: fuse.hang))
+            #expect(try await client.peers().contains { $0.id == otherID } == false)
+            #expect(try await client.listState().isEmpty)
+
+            // The disk answers: the changes that waited are made, saved, and survive a crash.
+            try FileManager.default.removeItem(atPath: fuse.hang)
+            for change in waiting { try await change.value }
+            session.close()
+            await daemon.crash()
+            try await daemon.start()
+            #expect(try savedTypes(daemon).contains("org.example.second"))
+            #expect(try await client.peers().contains { $0.id == otherID && $0.trusted })
+            #expect(try await client.listState().map(\.app) == ["org.example.Editor"])
+            #expect(!daemon.log().contains("could not save"), "\(daemon.log())")
+        }
+    }
+}
+
+final class ContinuedBox: @unchecked Sendable {
+    var value: ContinuedActivity?
 }
 
 /// The temporary files `AtomicFile` writes beside a state file before putting it in place.

@@ -38,8 +38,8 @@ public struct AccountStore: Sendable {
         }
     }
 
-    func save(_ statements: [AccountStatement]) throws {
+    func save(_ statements: [AccountStatement]) {
         let doc: JSONValue = .object(["version": .integer(1), "statements": .array(statements.map { .string(Base64.encode($0.encoded)) })])
-        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
+        StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
     }
 }

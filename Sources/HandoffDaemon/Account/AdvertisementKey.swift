@@ -52,11 +52,11 @@ struct AdvertisementKeyStore: Sendable {
         }
     }
 
-    func save(_ keys: [AdvertisementKey]) throws {
+    func save(_ keys: [AdvertisementKey]) {
         let doc: JSONValue = .object(["version": .integer(1), "keys": .array(keys.map {
             .object(["generation": .integer(Int64(clamping: $0.generation)), "key": .string(Base64.encode($0.key))])
         })])
-        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path, mode: 0o600)
+        StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path, mode: 0o600)
     }
 }
 

@@ -46,7 +46,7 @@ struct KeptOfferStore: Sendable {
         }
     }
 
-    func save(_ contents: Contents) throws {
+    func save(_ contents: Contents) {
         var floors = JSONObject()
         for (origin, sequence) in contents.floors.sorted(by: { $0.key < $1.key }) { floors[origin.description] = .integer(Int64(clamping: sequence)) }
         let doc: JSONValue = .object([
@@ -55,6 +55,6 @@ struct KeptOfferStore: Sendable {
             "floors": .object(floors),
             "items": .array(contents.items.sorted { $0.origin < $1.origin }.map { .string(Base64.encode($0.encoded)) }),
         ])
-        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
+        StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
     }
 }

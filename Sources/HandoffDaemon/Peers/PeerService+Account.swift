@@ -31,9 +31,7 @@ extension PeerService {
     /// change still advertise with it), tells the other members, and re-advertises.
     func adoptAdvertisementKey(_ key: AdvertisementKey, except: PeerLink?) {
         rotation.keys = [key] + rotation.keys.prefix(1)
-        do { try accountStore.keys.save(rotation.keys) } catch {
-            logger.error("could not save the advertisement key", metadata: ["error": "\(error)"])
-        }
+        accountStore.keys.save(rotation.keys)
         // Never to a device no longer trusted (a removed one whose link is still closing).
         for link in links.values where link !== except && trust.isTrusted(link.deviceID) {
             link.send(.advertisementKey(generation: key.generation, key: key.key))
@@ -75,20 +73,18 @@ extension PeerService {
 
     /// Saves, tells the other members, and brings trust in line with the membership.
     private func accountChanged(_ new: [AccountStatement], except: PeerLink?) async {
-        do { try accountStore.save(account.statements) } catch {
-            logger.error("could not save the account of devices", metadata: ["error": "\(error)"])
-        }
+        accountStore.save(account.statements)
         for link in links.values where link !== except { Self.sendAccount(new, to: link) }
-        reconcileTrust()
+        await reconcileTrust()
     }
 
     /// Trust follows the membership: members are trusted, removed devices are not (also at
     /// start, in case an earlier untrust could not be written to disk).
-    func reconcileTrust() {
+    func reconcileTrust() async {
         let (members, removed) = account.membership
         for m in members where m.id != identity.deviceID && !trust.isTrusted(m.id) {
             do {
-                try trust.trust(m.id, name: m.name, at: clock.now())
+                try await trust.trust(m.id, name: m.name, at: clock.now())
                 logger.info("trusted as a member of the account", metadata: ["name": "\(m.name)", "id": "\(m.id.shortID)"])
                 trusted(m.id)
             } catch {
@@ -96,7 +92,7 @@ extension PeerService {
             }
         }
         for r in removed where r.id != identity.deviceID && trust.isTrusted(r.id) {
-            _ = try? trust.untrust(r.id)  // in force even if the file cannot be written
+            trust.untrust(r.id)  // in force even if the file cannot be written
             perform(book.untrusted(r.id))
             forgetKept(r.id)
             logger.info("removed from the account: no longer trusted", metadata: ["name": "\(r.name)", "id": "\(r.id.shortID)"])

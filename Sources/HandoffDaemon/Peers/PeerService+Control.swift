@@ -64,7 +64,7 @@ extension PeerService {
         return live + kept
     }
 
-    func trustDevice(_ text: String, name: String?, address: String? = nil) throws(HandoffError) -> TrustChange {
+    func trustDevice(_ text: String, name: String?, address: String? = nil) async throws(HandoffError) -> TrustChange {
         if let address { _ = try Self.hostAndPort(address) }
         let id: DeviceID
         do { id = try DeviceID(parsing: text) } catch {
@@ -77,7 +77,7 @@ extension PeerService {
             throw HandoffError(.conflict, code: "removed", message: "\(id) was removed from your account on \(r.removedAt.rfc3339); removal is final: a device can come back only with a new identity")
         }
         let chosen = name?.nonEmpty ?? devices[id]?.name.nonEmpty ?? trust.entry(id)?.name ?? ""
-        do { try trust.trust(id, name: chosen, address: address, at: clock.now()) } catch {
+        do { try await trust.trust(id, name: chosen, address: address, at: clock.now()) } catch {
             throw .notSaved("the trusted devices", error)
         }
         if let address { addStaticPeer(address) }
@@ -98,11 +98,8 @@ extension PeerService {
             change.trusted = false
             return change
         }
-        let was: Bool
-        do { was = try trust.untrust(id) } catch {
-            perform(book.untrusted(id))  // untrusted in force already; only the file failed
-            throw HandoffError(.internal, code: "internal", message: "untrusted now, but the trusted devices file could not be saved (\(error)); it may be trusted again after a restart")
-        }
+        // In force at once; a file that cannot be saved is reported by the request's settling.
+        let was = trust.untrust(id)
         guard was else { throw HandoffError(.notFound, code: "not_trusted", message: "\(id) was not trusted") }
         perform(book.untrusted(id))
         return TrustChange(deviceID: id.description, trusted: false)

@@ -199,9 +199,7 @@ extension PeerService {
     }
 
     func saveKept() {
-        do { try keptStore.save(.init(items: kept.all, issued: kept.issued, floors: kept.floors)) } catch {
-            logger.error("could not save the kept offers", metadata: ["error": "\(error)"])
-        }
+        keptStore.save(.init(items: kept.all, issued: kept.issued, floors: kept.floors))
     }
 
     /// Wakes up when the next kept item is due to go, and only then.

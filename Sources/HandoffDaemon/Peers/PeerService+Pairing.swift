@@ -262,10 +262,16 @@ extension PeerService {
     private func completePairing(_ id: UInt64) async {
         guard let a = pairing.attempt, a.id == id else { return }
         let given = pairingAttempt?.dialledAddress
-        do { try trust.trust(a.peer, name: a.name, address: given, at: clock.now()) } catch {
+        let wasTrusted = trust.isTrusted(a.peer)
+        do { try await trust.trust(a.peer, name: a.name, address: given, at: clock.now()) } catch {
             pairing.attemptEnded(id, reason: .notSaved("\(error)"))
             pairingAttempt?.channel.close(promise: nil)
             await announcePairing()
+            return
+        }
+        // Cancelled or timed out while the trust was being written: it does not stand.
+        guard pairing.attempt?.id == id else {
+            if !wasTrusted { trust.untrust(a.peer) }
             return
         }
         pairing.succeeded(id)

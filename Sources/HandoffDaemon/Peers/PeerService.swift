@@ -145,9 +145,7 @@ public actor PeerService: Service {
         var keys = accountStore.keys.load(logger: logger)
         if keys.isEmpty {
             keys = [AdvertisementKey.random(generation: 1)]
-            do { try accountStore.keys.save(keys) } catch {
-                logger.error("could not save the advertisement key", metadata: ["error": "\(error)"])
-            }
+            accountStore.keys.save(keys)
         }
         rotation = AdvertisementRotation(keys: keys, periodSeconds: settings.advertisementRotationSeconds)
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
@@ -164,7 +162,7 @@ public actor PeerService: Service {
         // after this service has stopped).
         if avahi != nil { rotateAdvertisement() }
         for peer in settings.staticPeers { addStaticPeer(peer) }
-        reconcileTrust()
+        await reconcileTrust()
         loadKept()
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream

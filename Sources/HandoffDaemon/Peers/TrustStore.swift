@@ -18,7 +18,9 @@ public final class TrustStore: Sendable {
     }
 
     private let path: String
+    /// The entries and a count of their changes (see `trust`).
     private let entries: NIOLockedValueBox<[DeviceID: Entry]>
+    private let generation = NIOLockedValueBox<UInt64>(0)
     /// Why the file could not be read at start (it was kept aside), for `handoffctl doctor`.
     let loadProblem: String?
 
@@ -37,36 +39,54 @@ public final class TrustStore: Sendable {
 
     public var all: [Entry] { entries.withLockedValue { Array($0.values) }.sorted { $0.addedAt < $1.addedAt } }
 
-    /// Adds or renames a trusted device (trusted since `now`, or since it first was).
+    /// Adds or renames a trusted device (trusted since `now`, or since it first was). Saved
+    /// first: what the API reports and what is in force must agree, so on a full disk it
+    /// throws and nothing changes. The file is written off the caller's thread; if the
+    /// entries changed meanwhile it is written again from them.
     @discardableResult
-    public func trust(_ id: DeviceID, name: String, address: String? = nil, at now: Timestamp) throws -> Entry {
-        // Saved first: what the API reports and what is in force must agree.
-        var snapshot = entries.withLockedValue { $0 }
-        snapshot[id] = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? now, address: address ?? snapshot[id]?.address)
-        try save(snapshot)
-        let entry = snapshot[id]!
-        entries.withLockedValue { $0[id] = entry }
-        return entry
+    public func trust(_ id: DeviceID, name: String, address: String? = nil, at now: Timestamp) async throws -> Entry {
+        while true {
+            let (snapshot, seen) = entries.withLockedValue { e in (e, generation.withLockedValue { $0 }) }
+            var next = snapshot
+            let entry = Entry(id: id, name: name, addedAt: snapshot[id]?.addedAt ?? now, address: address ?? snapshot[id]?.address)
+            next[id] = entry
+            let pending = try await StateWriter.shared.prepare(Self.bytes(next), to: path)
+            // Committed under the lock, so that no other change slips between the check and
+            // the queueing (committing only queues: no I/O under the lock).
+            let stood = entries.withLockedValue { e -> Bool in
+                guard generation.withLockedValue({ $0 }) == seen else { return false }
+                StateWriter.shared.commit(pending)
+                e[id] = entry
+                generation.withLockedValue { $0 &+= 1 }
+                return true
+            }
+            if stood { return entry }
+            StateWriter.shared.discard(pending)
+        }
     }
 
-    /// Returns whether it was trusted.
+    /// Returns whether it was trusted. Withdrawn in memory first, whatever happens to the
+    /// file: a device the user untrusts must lose access now, even if the disk is full
+    /// (the request that asked learns of a failed save from `StateWriter.settle`).
     @discardableResult
-    public func untrust(_ id: DeviceID) throws -> Bool {
-        // Withdrawn in memory first, whatever happens to the file: a device the user
-        // untrusts must lose access now, even if the disk is full.
-        let (was, snapshot) = entries.withLockedValue { e in (e.removeValue(forKey: id) != nil, e) }
-        if was { try save(snapshot) }
-        return was
+    public func untrust(_ id: DeviceID) -> Bool {
+        entries.withLockedValue { e in
+            guard e.removeValue(forKey: id) != nil else { return false }
+            generation.withLockedValue { $0 &+= 1 }
+            // Queued under the lock: files are written in the order the entries changed.
+            StateWriter.shared.write(Self.bytes(e), to: path)
+            return true
+        }
     }
 
-    private func save(_ snapshot: [DeviceID: Entry]) throws {
+    private static func bytes(_ snapshot: [DeviceID: Entry]) -> [UInt8] {
         let list: [JSONValue] = snapshot.values.sorted { $0.addedAt < $1.addedAt }.map {
             var o: JSONObject = ["id": .string($0.id.description), "name": .string($0.name), "addedAt": .string($0.addedAt.rfc3339)]
             if let a = $0.address { o["address"] = .string(a) }
             return .object(o)
         }
         let doc: JSONValue = .object(["version": .integer(1), "devices": .array(list)])
-        try StateWriter.shared.write(doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")], to: path)
+        return doc.serializedBytes(pretty: true) + [UInt8(ascii: "\n")]
     }
 
     private static func load(_ path: String, logger: Logger) -> ([DeviceID: Entry], String?) {

@@ -13,7 +13,10 @@ import Glibc
 public actor RestorationStore {
     private let directory: String
     private let logger: Logger
-    private var records: [String: RestorationRecord] = [:]
+    private var records: [String: RestorationRecord] = [:] { didSet { generation &+= 1 } }
+    /// Counts the changes of `records`: a save that waited for the disk knows whether they
+    /// changed meanwhile (the actor takes other calls while it waits).
+    private var generation: UInt64 = 0
     static let maximumApps = 256
     static let directoryName = "restoration"
 
@@ -25,7 +28,13 @@ public actor RestorationStore {
 
     // MARK: The API's side
 
-    func save(app: String, version: String, entries: JSONObject, continueWith: ActivityID?, at now: Timestamp) throws(HandoffError) {
+    func save(app: String, version: String, entries: JSONObject, continueWith: ActivityID?, at now: Timestamp) async throws(HandoffError) {
+        while try await !saveOnce(app: app, version: version, entries: entries, continueWith: continueWith, at: now) {}
+    }
+
+    /// Saved first, then kept: on a full disk the request is refused and nothing changes.
+    /// False when the records changed while the file was being written: start again.
+    private func saveOnce(app: String, version: String, entries: JSONObject, continueWith: ActivityID?, at now: Timestamp) async throws(HandoffError) -> Bool {
         do throws(ValidationError) {
             try RestorationRecord.validateApp(app)
             guard !version.isEmpty, version.utf8.count <= 255 else { throw ValidationError(field: "version", problem: "must be 1 to 255 bytes") }
@@ -45,8 +54,16 @@ public actor RestorationStore {
         guard bytes.count <= RestorationRecord.maximumEncodedBytes else {
             throw HandoffError(.invalid, code: "state_too_large", message: "restoration state is \(bytes.count) bytes; keep it under \(RestorationRecord.maximumEncodedBytes) (it is for restoring the interface, not the user's data)")
         }
-        try write(app, record)
+        let seen = generation
+        let pending: AtomicFile.Pending
+        do { pending = try await StateWriter.shared.prepare(bytes, to: path(app)) } catch { throw .notSaved("the restoration state", error) }
+        guard generation == seen else {
+            StateWriter.shared.discard(pending)
+            return false
+        }
+        StateWriter.shared.commit(pending)
         records[app] = record
+        return true
     }
 
     /// What a launching app gets: the state, or nothing and why.
@@ -60,7 +77,7 @@ public actor RestorationStore {
         case .state(let older):
             // The launch's bookkeeping is not worth refusing the state for: on a full disk
             // it lives in memory only (a crash loop across a restart goes unnoticed).
-            writeKeepingGoing(app, record)
+            write(app, record)
             records[app] = record
             return RestoredState(state: record.entries, savedVersion: record.version, savedAt: record.savedAt, older: older)
         }
@@ -69,7 +86,7 @@ public actor RestorationStore {
     func restored(app: String) throws(HandoffError) {
         guard var record = records[app] else { throw HandoffError(.notFound, code: "no_state", message: "no restoration state is kept for \(app)") }
         record.restored()
-        writeKeepingGoing(app, record)
+        write(app, record)
         records[app] = record
     }
 
@@ -92,7 +109,7 @@ public actor RestorationStore {
     func sessionEnded(_ token: String) {
         for (app, var r) in records where r.sessionEnded(token) {
             records[app] = r
-            try? write(app, r)
+            write(app, r)
         }
     }
 
@@ -107,19 +124,11 @@ public actor RestorationStore {
 
     private func path(_ app: String) -> String { "\(directory)/\(app).json" }
 
-    private func write(_ app: String, _ r: RestorationRecord) throws(HandoffError) {
-        do {
-            try AtomicFile.makeDirectories(directory)
-            try StateWriter.shared.write(RestorationStore.json(r).serializedBytes(), to: path(app))
-        } catch {
-            throw .notSaved("the restoration state", error)
-        }
-    }
-
-    private func writeKeepingGoing(_ app: String, _ r: RestorationRecord) {
-        do { try write(app, r) } catch {
-            logger.warning("could not save a launch's progress; kept in memory", metadata: ["app": "\(app)", "error": "\(error)"])
-        }
+    /// Queued (see `StateWriter.write`), and not awaited by the request: a launch's progress
+    /// is kept in memory whatever the disk does (a failed save is logged, and the doctor
+    /// reports it).
+    private func write(_ app: String, _ r: RestorationRecord) {
+        StateWriter.shared.write(RestorationStore.json(r).serializedBytes(), to: path(app), holdingTheRequest: false)
     }
 
     private func remove(_ app: String) {
