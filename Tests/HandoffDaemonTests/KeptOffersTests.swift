@@ -153,6 +153,27 @@ struct KeptOffersTests {
 }
 
 extension KeptOffersTests {
+    /// An item dropped for the caps stays dropped: an older item of its origin that comes
+    /// after it does not take its place, and the same message taken twice changes nothing.
+    /// (Before, the second time put the dropped item back and pushed another out: found by
+    /// `fuzz-kept`, crash input in Docs/Fuzzing.md.)
+    @Test func whatTheCapsDroppedStaysDroppedAndAMessageTakenTwiceChangesNothing() throws {
+        let third = Member(5)
+        func key(_ origin: DeviceID) -> P256.Signing.PublicKey? { [desk, laptop, third].first { $0.id == origin }?.key.publicKey }
+        var kept = book(.init(maximumOrigins: 2, maximumBytes: 100_000))
+        let newest = try desk.offer("seq 5, issued first", sequence: 5, at: Self.t0)
+        let b = try laptop.offer("b", sequence: 1, at: Self.at(10)), c = try third.offer("c", sequence: 1, at: Self.at(20))
+        let older = try desk.offer("seq 4, issued last", sequence: 4, at: Self.at(30))
+        let message = [newest, b, c, older]
+        #expect(kept.take(all: message, originKey: key, at: Self.at(40)) == .success([b, c]))
+        #expect(Set(kept.byOrigin.keys) == [laptop.id, third.id] && kept.index[desk.id] == 5)
+        let held = kept.byOrigin
+        #expect(kept.take(all: message, originKey: key, at: Self.at(40)) == .success([]))
+        #expect(kept.byOrigin == held)
+        // Something newer of the dropped origin is taken as usual.
+        #expect(kept.take(try desk.offer("seq 6", sequence: 6, at: Self.at(50)), originKey: key(desk.id), at: Self.at(50)) == .kept)
+    }
+
     /// A message from a keeper is taken whole or not at all: one forged, foreign or
     /// equivocating item refuses everything it came with.
     @Test func oneBadItemRefusesTheWholeMessage() throws {

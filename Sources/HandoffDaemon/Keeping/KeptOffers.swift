@@ -125,10 +125,15 @@ struct KeptOffers: Sendable {
     /// is not taken again (a newer item is).
     mutating func forget(_ origin: DeviceID) -> Bool {
         guard let held = byOrigin.removeValue(forKey: origin) else { return false }
-        floors[origin] = max(floors[origin] ?? 0, held.sequence)
+        raiseFloor(origin, to: held.sequence)
+        return true
+    }
+
+    /// Nothing of `origin` numbered `sequence` or below is taken again.
+    private mutating func raiseFloor(_ origin: DeviceID, to sequence: UInt64) {
+        floors[origin] = max(floors[origin] ?? 0, sequence)
         // Bounded like what is kept: the oldest floors go first (their items are long expired).
         while floors.count > limits.maximumOrigins * 4, let lowest = floors.min(by: { $0.value < $1.value }) { floors[lowest.key] = nil }
-        return true
     }
 
     /// The floors as written down.
@@ -166,10 +171,15 @@ struct KeptOffers: Sendable {
 
     var bytes: Int { byOrigin.values.reduce(0) { $0 + $1.payload.count } }
 
+    /// Over a cap, the item issued longest ago goes, and stays gone: its origin's floor
+    /// rises to it, so that neither it (sent again) nor an older item of the same origin
+    /// takes its place and pushes out another (which made the same message, taken twice,
+    /// change what is kept: found by `fuzz-kept`).
     private mutating func evict() {
         while byOrigin.count > limits.maximumOrigins || bytes > limits.maximumBytes,
               let oldest = byOrigin.values.min(by: { ($0.issuedAt, $0.origin) < ($1.issuedAt, $1.origin) }) {
             byOrigin[oldest.origin] = nil
+            raiseFloor(oldest.origin, to: oldest.sequence)
         }
     }
 }
