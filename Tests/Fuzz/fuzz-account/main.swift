@@ -6,12 +6,13 @@ import HandoffCore
 import Glibc
 #endif
 
-/// The account statements another workstation sends (Docs/PeerProtocol.md §17): each is
-/// decoded, then a whole batch merged into an account log, as a linked peer's `account`
-/// message is. Input: the own device certificate (2-byte length, DER), then statements,
-/// each with a 2-byte length. What decodes must encode to the same bytes; merging must
-/// keep this device a member, accept nothing twice, and be reproducible from what it
-/// accepted.
+/// The account statements other workstations send (Docs/PeerProtocol.md §17): each is
+/// decoded, then merged into an account log batch by batch, as linked peers' `account`
+/// messages are, one after another. Input: the own device certificate (2-byte length,
+/// DER), then statements, each with a 2-byte length; an empty one ends a batch (a message).
+/// What decodes must encode to the same bytes; every merge must keep this device a member
+/// and accept nothing twice (nor again in a later message); and what was accepted, merged
+/// at once into a fresh log, must give the same account as the messages did.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzAccount(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var r = UnsafeBufferPointer(start: data, count: size)[...]
@@ -24,17 +25,24 @@ public func fuzzAccount(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         return out
     }
     guard let ownCertificate = chunk() else { return 0 }
-    var statements: [AccountStatement] = []
+    var batches: [[AccountStatement]] = [[]]
     while let bytes = chunk() {
+        if bytes.isEmpty { batches.append([]); continue }
         guard let s = try? AccountStatement(decoding: bytes) else { continue }
         precondition(s.encoded == bytes, "a statement does not encode to the bytes it was read from")
-        statements.append(s)
+        batches[batches.count - 1].append(s)
     }
     let own = DeviceID(bytes: Array(ownCertificate.sha256))
     var log = AccountLog(own: own, ownCertificate: ownCertificate)
-    let accepted = log.merge(statements)
-    precondition(log.membership.members.contains { $0.id == own }, "this device is not a member of its own account")
-    precondition(log.merge(statements).isEmpty, "a statement was accepted twice")
+    var accepted: [AccountStatement] = []
+    var seen = Set<[UInt8]>()
+    for batch in batches {
+        let taken = log.merge(batch)
+        precondition(log.membership.members.contains { $0.id == own }, "this device is not a member of its own account")
+        precondition(log.merge(batch).isEmpty, "a statement was accepted twice")
+        for s in taken { precondition(seen.insert(s.encoded).inserted, "a statement was accepted again in a later message") }
+        accepted += taken
+    }
     var again = AccountLog(own: own, ownCertificate: ownCertificate)
     _ = again.merge(accepted)
     precondition(again.membership.members == log.membership.members && again.membership.removed == log.membership.removed,
@@ -73,5 +81,12 @@ func seeds() throws -> [[UInt8]] {
         for bytes in [own.certificateDER] + list.map(\.encoded) { out += [UInt8(bytes.count >> 8), UInt8(bytes.count & 0xFF)] + bytes }
         return out
     }
-    return [input(a, [addB, addC]), input(a, [addB, addC, removeC]), input(a, [removeA, removeC, addC, addB]), input(c, [addB, addC, removeC])]
+    // As separate messages: each statement alone, and a removal before what it removes.
+    func messages(_ own: DeviceIdentity, _ batches: [[AccountStatement]]) -> [UInt8] {
+        var out = input(own, [])
+        for batch in batches { out += input(own, batch).dropFirst(2 + own.certificateDER.count) + [0, 0] }
+        return out
+    }
+    return [input(a, [addB, addC]), input(a, [addB, addC, removeC]), input(a, [removeA, removeC, addC, addB]), input(c, [addB, addC, removeC]),
+            messages(a, [[addB], [addC], [removeC]]), messages(c, [[removeC], [addB, addC], [removeC]]), messages(a, [[addC], [addB], [removeA]])]
 }
