@@ -42,13 +42,26 @@ enum ControlConnection {
     /// NIO), or an error worded for the user.
     static func connectedSocket(_ socketPath: String, nonBlocking: Bool) throws -> CInt {
         try socketExists(socketPath)
+        let fd: CInt
         do {
-            return try UnixSocket.connect(to: socketPath, nonBlocking: nonBlocking)
+            fd = try UnixSocket.connect(to: socketPath, nonBlocking: nonBlocking)
         } catch .pathTooLong(let capacity) {
             throw HandoffClientError.daemonNotRunning(socketPath: socketPath, detail: "the socket's path is over \(capacity - 1) bytes")
         } catch .failed(let e) {
             throw connectFailure(socketPath, errno: e)
         }
+        try checkServer(fd, socketPath)
+        return fd
+    }
+
+    /// Requests carry the user's activities and trust changes: they go only to a server of
+    /// the same user. (Another user who made the socket's folder first, e.g. the `/tmp`
+    /// fallback, could otherwise serve a fake handoffd; handoffd refuses such a folder, and
+    /// this catches a socket put there anyway.) Closes `fd` when it refuses.
+    static func checkServer(_ fd: CInt, _ socketPath: String) throws(HandoffClientError) {
+        guard let uid = UnixSocket.peerUID(fd), uid != getuid() else { return }
+        close(fd)
+        throw .foreignServer(socketPath: socketPath, uid: uid)
     }
 
     /// A missing socket is the common case (daemon not started): say so plainly.

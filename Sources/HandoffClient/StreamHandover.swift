@@ -37,6 +37,7 @@ extension HandoffClient {
             }
             throw HandoffClientError.connectionLost("cannot connect to \(path): \(error)")
         }
+        try ControlConnection.checkServer(fd, path)
         defer { close(fd) }
         do {
             try DescriptorPassing.send(DescriptorHandover(streamID: streamID).json.serializedBytes(), descriptors: descriptors, on: fd)

@@ -32,21 +32,48 @@ public enum ControlListener: Sendable {
         let dir = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         if !dir.isEmpty {
             do { try AtomicFile.makeDirectories(dir) } catch { throw SetupFailure(description: "\(error)") }
+            try checkFolder(dir)
         }
         var st = stat()
         guard lstat(path, &st) == 0 else { return }  // nothing there
         guard (st.st_mode & S_IFMT) == S_IFSOCK else {
             throw SetupFailure(description: "\(path) exists and is not a socket; move it away or choose another path with --socket")
         }
-        if isLive(path) { throw AlreadyRunning(path: path) }
-        unlink(path)
+        switch server(at: path) {
+        case .none: unlink(path)
+        case .ours: throw AlreadyRunning(path: path)
+        case .foreign(let uid):
+            throw SetupFailure(description: "\(path) is served by another user (uid \(uid)), who may be posing as handoffd; remove it, or choose another path with --socket (or set XDG_RUNTIME_DIR)")
+        }
     }
 
-    static func isLive(_ path: String) -> Bool {
-        guard let fd = try? UnixSocket.connect(to: path) else { return false }
-        close(fd)
-        return true
+    /// Whoever controls the socket's folder can replace the socket and serve clients a fake
+    /// handoffd: it must be this user's alone. (The `/tmp/handoff-UID` fallback is a name
+    /// any user can take first.)
+    static func checkFolder(_ dir: String) throws {
+        var st = stat()
+        guard lstat(dir, &st) == 0 else { throw SetupFailure(description: "cannot examine \(dir): \(AtomicFile.errnoText())") }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            throw SetupFailure(description: "\(dir), the socket's folder, is not a folder (a symbolic link?); remove it, or choose another path with --socket")
+        }
+        guard st.st_uid == getuid() else {
+            throw SetupFailure(description: "\(dir), the socket's folder, belongs to another user (uid \(st.st_uid)), who could replace the socket; remove it, or choose another path with --socket (or set XDG_RUNTIME_DIR)")
+        }
+        guard st.st_mode & 0o022 == 0 else {
+            throw SetupFailure(description: "\(dir), the socket's folder, is writable by others, who could replace the socket; chmod go-w '\(dir)', or choose another path with --socket")
+        }
     }
+
+    enum Server: Equatable { case none, ours, foreign(uid_t) }
+
+    /// Who answers at `path`: nobody (a stale socket), a process of this user, or another user's.
+    static func server(at path: String) -> Server {
+        guard let fd = try? UnixSocket.connect(to: path) else { return .none }
+        defer { close(fd) }
+        if let uid = UnixSocket.peerUID(fd), uid != getuid() { return .foreign(uid) }
+        return .ours
+    }
+
 
     /// The socket systemd passed, per sd_listen_fds(3): LISTEN_PID must be us; the
     /// variables are then removed so children do not inherit them.

@@ -1,3 +1,4 @@
+import CHandoffSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,6 +10,16 @@ public enum UnixSocket {
     public enum ConnectFailure: Error, Sendable {
         case pathTooLong(capacity: Int)
         case failed(errno: CInt)
+    }
+
+    /// The user ID of the process at the other end of a connected Unix socket (for a
+    /// listening socket's clients: the process that made the listener), from `SO_PEERCRED`;
+    /// nil if the kernel does not say.
+    public static func peerUID(_ fd: CInt) -> uid_t? {
+        var credentials = handoff_ucred()
+        var length = socklen_t(MemoryLayout<handoff_ucred>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return nil }
+        return credentials.uid
     }
 
     /// A connected, close-on-exec socket. With `timeout` (seconds), its send and receive
