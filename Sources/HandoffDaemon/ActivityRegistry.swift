@@ -264,8 +264,8 @@ public actor ActivityRegistry {
                 return
             }
             let saveID = ActivityID.random().rawValue
-            let task = timers.schedule(in: settings.willSaveTimeout) {
-                _ = Task { [weak self] in await self?.saveTimedOut(id, saveID: saveID) }
+            let task = timers.schedule(in: settings.willSaveTimeout) { [weak self] in
+                _ = Task { await self?.saveTimedOut(id, saveID: saveID) }
             }
             pendingSaves[id] = PendingSave(saveID: saveID, waiters: [c], timeout: task)
             events.send(.willSave(activityID: id, saveID: saveID), to: token)
@@ -320,8 +320,10 @@ public actor ActivityRegistry {
         expiryDue = next
         guard let next else { expiryTask = nil; return }
         let wait = max(0, clock.now().nanoseconds(until: next))
-        expiryTask = timers.schedule(in: .nanoseconds(wait)) {
-            _ = Task { [weak self] in await self?.expireDue() }
+        // Weak in the timer's own closure too: a pending expiry must not keep the registry
+        // alive (a `[weak self]` only in the inner task still captured it strongly).
+        expiryTask = timers.schedule(in: .nanoseconds(wait)) { [weak self] in
+            _ = Task { await self?.expireDue() }
         }
     }
 
