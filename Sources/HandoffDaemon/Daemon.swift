@@ -91,11 +91,13 @@ public struct Daemon: Sendable {
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
-        await registry.onSessionClosed { token in
-            Task { await restoration.sessionEnded(token) }
-            Task { await streams.sessionClosed(token) }
-            Task { await agent.sessionClosed(token) }
-            Task { await peers.sessionClosed(token) }
+        // Weak: the registry keeps this closure, and the peer service keeps the registry
+        // (a cycle that LeakSanitizer found still alive at exit).
+        await registry.onSessionClosed { [weak restoration, weak streams, weak agent, weak peers] token in
+            Task { await restoration?.sessionEnded(token) }
+            Task { await streams?.sessionClosed(token) }
+            Task { await agent?.sessionClosed(token) }
+            Task { await peers?.sessionClosed(token) }
         }
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, status: {
