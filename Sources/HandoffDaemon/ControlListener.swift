@@ -48,14 +48,17 @@ public enum ControlListener: Sendable {
     }
 
     /// Whoever controls the socket's folder can replace the socket and serve clients a fake
-    /// handoffd: it must be this user's alone. (The `/tmp/handoff-UID` fallback is a name
-    /// any user can take first.)
+    /// handoffd: it must be this user's alone (the `/tmp/handoff-UID` fallback is a name any
+    /// user can take first), or a sticky folder of this user or root such as `/tmp`, in
+    /// which no one else may remove or rename the socket (and a socket someone else put
+    /// there first is found below, by its server's uid).
     static func checkFolder(_ dir: String) throws {
         var st = stat()
         guard lstat(dir, &st) == 0 else { throw SetupFailure(description: "cannot examine \(dir): \(AtomicFile.errnoText())") }
         guard (st.st_mode & S_IFMT) == S_IFDIR else {
             throw SetupFailure(description: "\(dir), the socket's folder, is not a folder (a symbolic link?); remove it, or choose another path with --socket")
         }
+        if st.st_mode & S_ISVTX != 0, st.st_uid == getuid() || st.st_uid == 0 { return }
         guard st.st_uid == getuid() else {
             throw SetupFailure(description: "\(dir), the socket's folder, belongs to another user (uid \(st.st_uid)), who could replace the socket; remove it, or choose another path with --socket (or set XDG_RUNTIME_DIR)")
         }

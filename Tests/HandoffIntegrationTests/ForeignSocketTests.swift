@@ -90,6 +90,18 @@ struct ForeignSocketTests {
         }
     }
 
+    /// A sticky folder of root's, such as `/tmp`: no one else may remove or rename the
+    /// socket there, so handoffd serves from it.
+    @Test func aStickyFolderLikeTmpIsFine() async throws {
+        let daemon = try DaemonProcess(arguments: [])
+        let folder = daemon.directory + "/run/handoff"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        #expect(chown(folder, 0, 0) == 0 && chmod(folder, 0o1777) == 0)
+        try await daemon.start()
+        defer { Task { await daemon.stop() } }
+        #expect(try await HandoffClient(socketPath: daemon.socketPath).status().deviceName == "test-device")
+    }
+
     @Test func handoffdDoesNotMistakeAnotherUsersServerForItself() async throws {
         let daemon = try DaemonProcess()
         let folder = daemon.directory + "/run/handoff"
