@@ -97,9 +97,7 @@ final class DescriptorListener: Sendable {
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         // The socket's mode keeps other users out; the kernel's word confirms it.
-        var cred = handoff_ucred()
-        var length = socklen_t(MemoryLayout<handoff_ucred>.size)
-        guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &cred, &length) == 0, cred.uid == getuid() else {
+        guard UnixSocket.peerUID(client) == getuid() else {
             answer(client, .failure(StreamFailure("forbidden", "only handoffd's own user may hand it descriptors")))
             return
         }
