@@ -273,6 +273,138 @@ struct CrashConsistencyTests {
     }
 }
 
+/// The account under the same kills: handoffd pairs by code with one new workstation
+/// after another (each a real handoffd on loopback, dialled with `address`) and removes
+/// earlier ones, and is killed at random moments of that. Every member it said it paired
+/// with, and every removal it acknowledged, is in `account.json` after the restart.
+extension CrashConsistencyTests {
+    final class AccountAcknowledged: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _killed = false
+        var members: [String] = []
+        var removed: Set<String> = []
+        var adds = 0, removals = 0
+        var unexpected: [String] = []
+        var helpers: [DaemonProcess] = []
+        /// Kill the daemon the moment it acknowledges a change (the worst moment for a
+        /// change whose flush is still queued), rather than at a random one.
+        var killOnAcknowledgement: Int32?
+        var killed: Bool { lock.withLock { _killed } }
+        func kill() { lock.withLock { _killed = true } }
+        func with<T>(_ body: (AccountAcknowledged) -> T) -> T { lock.withLock { body(self) } }
+        func failed(_ what: String, _ error: any Error) {
+            lock.withLock { if !_killed { unexpected.append("\(what): \(error)") } }
+        }
+    }
+
+    /// Until the kill: pair with a new workstation; now and then remove the oldest member
+    /// (the first side to confirm alternates, so that both ways of ending the exchange
+    /// are acknowledged).
+    func pairAndRemove(_ client: HandoffClient, _ ack: AccountAcknowledged, _ n: Int) async {
+        var n = n
+        while !ack.killed {
+            n += 1
+            // A device signs at most 64 account statements (AccountLog): one to add each
+            // member, one more to remove it. Stay below.
+            if ack.with({ $0.members.count + 2 * $0.removed.count }) >= 52 { try? await Task.sleep(for: .milliseconds(50)); continue }
+            do {
+                let helper = try DaemonProcess(arguments: ["--name", "helper-\(n)"])
+                ack.with { $0.helpers.append(helper) }
+                try await helper.start()
+                let port = try await helper.peerPort()
+                let other = HandoffClient(socketPath: helper.socketPath)
+                let helperID = try await other.identity().deviceID
+                _ = try await other.openPairing()
+                _ = try await client.openPairing(address: "127.0.0.1:\(port)")
+                var code = ""
+                try await eventually(timeout: 20, "both to show a code") {
+                    let (a, b) = (try await client.pairingStatus(), try await other.pairingStatus())
+                    if a.state == .failed || b.state == .failed { throw TestFailure("pairing failed: \(a) / \(b)") }
+                    guard a.state == .code, b.state == .code, let c = a.code, c == b.code else { return false }
+                    code = c
+                    return true
+                }
+                var paired: Bool
+                if n % 2 == 0 {
+                    paired = try await client.confirmPairing(code: code).state == .paired
+                    _ = try await other.confirmPairing(code: code)
+                } else {
+                    _ = try await other.confirmPairing(code: code)
+                    paired = try await client.confirmPairing(code: code).state == .paired
+                }
+                // What a user watching `handoffctl pair` is told: paired.
+                while !paired && !ack.killed {
+                    paired = try await client.pairingStatus().state == .paired
+                    if !paired { try await Task.sleep(for: .milliseconds(5)) }
+                }
+                if paired {
+                    ack.with { $0.members.append(helperID); $0.adds += 1 }
+                    if let pid = ack.killOnAcknowledgement { ack.kill(); Glibc.kill(pid, SIGKILL) }
+                }
+                await helper.stop()
+                let oldest = ack.with { $0.members.count > 2 && n % 3 != 0 ? $0.members.first : nil }
+                if let oldest {
+                    _ = try await client.removeDevice(oldest)
+                    ack.with { $0.members.removeFirst(); $0.removed.insert(oldest); $0.removals += 1 }
+                    if let pid = ack.killOnAcknowledgement, n % 2 == 0 { ack.kill(); Glibc.kill(pid, SIGKILL) }
+                }
+            } catch { ack.failed("pairing \(n)", error); return }
+        }
+    }
+
+    @Test func killedAtRandomMomentsTheAccountKeepsEveryAcknowledgedChange() async throws {
+        let daemon = try DaemonProcess()
+        let client = HandoffClient(socketPath: daemon.socketPath)
+        let seed = Self.seed()
+        var rng = SplitMix(seed)
+        var members: [String] = [], removed: Set<String> = []
+        var kills = 0, adds = 0, removals = 0, files = 0
+        var lost: [String] = []
+        while kills < 20 && members.count + 2 * removed.count < 52 {
+            try await daemon.start()
+            let ack = AccountAcknowledged()
+            ack.members = members
+            ack.removed = removed
+            let first = kills * 1000
+            // Every other round ends at an acknowledgement.
+            if kills % 2 == 1 { ack.killOnAcknowledgement = daemon.pid }
+            let writer = Task { await pairAndRemove(client, ack, first) }
+            // A pairing takes about a second: kill anywhere in the first few.
+            let wait = Int(rng.next() % 4000)
+            if ack.killOnAcknowledgement != nil {
+                for _ in 0..<200 where !ack.killed { try await Task.sleep(for: .milliseconds(50)) }
+            } else {
+                try await Task.sleep(for: .milliseconds(wait))
+            }
+            let helpers = Self.children(of: daemon.pid)
+            ack.kill()
+            daemon.signal(SIGKILL)
+            for h in helpers { kill(h, SIGKILL) }
+            await daemon.crash()
+            await writer.value
+            for h in ack.with({ $0.helpers }) { await h.crash() }
+            kills += 1
+            #expect(ack.unexpected.isEmpty, "round \(kills): failed before the kill: \(ack.unexpected)\n\(daemon.log())")
+            adds += ack.with { $0.adds }
+            removals += ack.with { $0.removals }
+
+            try await daemon.start()
+            files += try checkFiles(daemon)
+            let devices = try await client.devices()
+            let now = Set(devices.members.map(\.id)), gone = Set(devices.removed.map(\.id))
+            for id in ack.members where !now.contains(id) { lost.append("member \(id) (round \(kills))") }
+            for id in ack.removed where !gone.contains(id) || now.contains(id) { lost.append("removal of \(id) (round \(kills))") }
+            // What is there now (including what was in flight) is what the next round expects.
+            members = devices.members.filter { !$0.isSelf }.map(\.id)
+            removed = gone
+            await daemon.stop()
+        }
+        print("crash consistency of the account (seed \(seed)): \(kills) kills, \(adds) pairings and \(removals) removals acknowledged, \(files) state files parsed, \(lost.count) lost")
+        #expect(adds >= 20 && removals >= 8, "too few account changes to tell: \(adds) pairings, \(removals) removals")
+        #expect(lost.isEmpty, "lost after a kill: \(lost)")
+    }
+}
+
 /// A small seeded generator, so that a failing run's kill moments can be asked for again
 /// (`HANDOFF_CRASH_SEED`).
 struct SplitMix: RandomNumberGenerator {

@@ -263,7 +263,12 @@ extension PeerService {
         guard let a = pairing.attempt, a.id == id else { return }
         let given = pairingAttempt?.dialledAddress
         let wasTrusted = trust.isTrusted(a.peer)
-        do { try await trust.trust(a.peer, name: a.name, address: given, at: clock.now()) } catch {
+        // "Paired" is said only once the trust and the membership are on disk: a crash
+        // right after it loses neither. (Outside a request, nothing else waits for them.)
+        let saved = StateWriter.Tickets()
+        do {
+            try await StateWriter.$requestTickets.withValue(saved) { try await trust.trust(a.peer, name: a.name, address: given, at: clock.now()) }
+        } catch {
             pairing.attemptEnded(id, reason: .notSaved("\(error)"))
             pairingAttempt?.channel.close(promise: nil)
             await announcePairing()
@@ -274,8 +279,17 @@ extension PeerService {
             if !wasTrusted { trust.untrust(a.peer) }
             return
         }
-        pairing.succeeded(id)
         let connection = pairingAttempt
+        if let connection, connection.certificate.count <= AccountStatement.maximumCertificate {
+            await StateWriter.$requestTickets.withValue(saved) { await addToAccount(a.peer, name: a.name, certificate: connection.certificate) }
+        }
+        if let failure = await StateWriter.shared.settle(saved.all) {
+            // Rewritten when the disk allows (StateWriter); the doctor reports it meanwhile.
+            logger.error("paired, but the trust or the account could not be written yet", metadata: ["error": "\(failure)"])
+        }
+        // The trust and the membership stand even if the window closed while they were
+        // written (only a stalled disk takes that long).
+        pairing.succeeded(id)
         let channel = connection?.channel
         pairingAttempt = nil
         pairingOpen.withLockedValue { $0 = false }
@@ -283,9 +297,6 @@ extension PeerService {
         pairingTimer = nil
         publishAdvertisement()
         logger.info("paired", metadata: ["name": "\(a.name)", "id": "\(a.peer.shortID)"])
-        if let connection, connection.certificate.count <= AccountStatement.maximumCertificate {
-            await addToAccount(a.peer, name: a.name, certificate: connection.certificate)
-        }
         if let given {
             addStaticPeer(given)
         } else if let connection, let port = connection.listenPort,

@@ -65,6 +65,17 @@ final class DaemonProcess: @unchecked Sendable {
 
     func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// The peer port this run listens on, from its log.
+    func peerPort() async throws -> Int {
+        var port: Int?
+        try await eventually("handoffd's peer listener") {
+            let line = self.log().split(separator: "\n").last { $0.contains("peer listener ready") }
+            port = line?.split(separator: " ").first { $0.hasPrefix("port=") }.flatMap { Int($0.dropFirst(5)) }
+            return port != nil
+        }
+        return port!
+    }
+
     func signal(_ sig: Int32) { if let p = process, p.isRunning { kill(p.processIdentifier, sig) } }
 
     /// SIGKILL and reap.
