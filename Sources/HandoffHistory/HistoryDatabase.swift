@@ -62,6 +62,13 @@ public final class HistoryDatabase {
         // Another helper may still hold the file for a moment (one of a handoffd that was
         // killed ends when it reads the end of its input).
         config.busyMode = .timeout(5)
+        // The write-ahead log is checkpointed at 1 MiB and cut back to it after, rather
+        // than SQLite's 4 MiB that stays on disk: the history is small, and its log
+        // should not be what fills a small home.
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 256")
+            try db.execute(sql: "PRAGMA journal_size_limit = 1048576")
+        }
         let q = try DatabaseQueue(path: path, configuration: config)
         _ = chmod(path, 0o600)
         // Reading the schema is what tells a file that is not a database; a whole-file

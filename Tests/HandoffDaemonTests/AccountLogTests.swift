@@ -122,6 +122,7 @@ struct AccountLogTests {
             _ = try b.log.append(.remove, subject: DeviceID(bytes: Array(repeating: UInt8(n), count: 32)), name: "", certificate: [],
                                  at: Timestamp(seconds: Int64(10 + n)), key: b.identity.signingKey)
         }
+        #expect(b.log.canSign(b.id) == false && a.log.canSign(a.id), "pairing is refused up front on b (409 account_full), not on a")
         #expect(throws: AccountLog.Full.self) { try b.remove(c, at: 999) }
         _ = a.hear(b)
         // a's own removal of b still counts, everywhere.

@@ -225,7 +225,8 @@ struct CrashConsistencyTests {
         #expect(tally.lost.isEmpty, "lost after a kill: \(tally.lost)")
     }
 
-    /// The same on a small tmpfs that fills up as the trusted devices accumulate: once
+    /// The same on a small tmpfs (4 MiB, all but 400 KiB taken by a filler file) that
+    /// fills up as the trusted devices and the history accumulate: once
     /// full, changes are refused with 507 (not acknowledged, so not expected), killed and
     /// restarted at random moments meanwhile; the doctor says the disk is full; nothing is
     /// lost or damaged; and once there is room again every change is saved.
@@ -234,13 +235,13 @@ struct CrashConsistencyTests {
         let daemon = try DaemonProcess()
         let state = daemon.stateDirectory
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        let mount = try await CommandLineTool.run("/bin/mount", ["-t", "tmpfs", "-o", "size=2048k,mode=0700", "tmpfs", state],
+        let mount = try await CommandLineTool.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4096k,mode=0700", "tmpfs", state],
                                                   environment: ProcessInfo.processInfo.environment)
         try #require(mount.status == 0, "mount: \(mount)")
         defer { _ = Task { _ = try? await CommandLineTool.run("/bin/umount", ["-l", state], environment: ProcessInfo.processInfo.environment) } }
         // Room for a few dozen saves of the growing trust file, and the history's database.
         let filler = state + "/filler"
-        let fill = try await CommandLineTool.run("/bin/sh", ["-c", "head -c $((2048 * 1024 - 400 * 1024)) /dev/zero > '\(filler)'"],
+        let fill = try await CommandLineTool.run("/bin/sh", ["-c", "head -c $((4096 * 1024 - 400 * 1024)) /dev/zero > '\(filler)'"],
                                                  environment: ProcessInfo.processInfo.environment)
         try #require(fill.status == 0, "\(fill)")
         let client = HandoffClient(socketPath: daemon.socketPath)
@@ -266,7 +267,8 @@ struct CrashConsistencyTests {
         for _ in 0..<5 { try await round(daemon, client, &expected, &rng, 90_000_000 + after.kills * 100_000, &after) }
         #expect(after.refusals == 0 && after.writes > 0, "\(after)")
         try await daemon.start()
-        #expect(try await client.diagnostics().first { $0.id == "state-space" }?.status == .ok)
+        let space = try await client.diagnostics().first { $0.id == "state-space" }
+        #expect(space?.status == .ok, "\(String(describing: space))")
         await daemon.stop()
         print("crash consistency on a filling disk (seed \(seed)): \(tally.kills) kills, \(tally.writes) acknowledged writes, \(tally.refusals) refused with 507, \(tally.files) state files parsed, \(tally.lost.count) lost; after freeing space \(after.writes) writes, \(after.lost.count) lost")
         #expect(tally.lost.isEmpty && after.lost.isEmpty, "lost after a kill: \(tally.lost + after.lost)")
@@ -289,6 +291,10 @@ extension CrashConsistencyTests {
         /// Kill the daemon the moment it acknowledges a change (the worst moment for a
         /// change whose flush is still queued), rather than at a random one.
         var killOnAcknowledgement: Int32?
+        /// Statements this device may sign before the writer stops pairing (AccountLog
+        /// takes 64 from each signer).
+        var cap = 52
+        var removes = true
         var killed: Bool { lock.withLock { _killed } }
         func kill() { lock.withLock { _killed = true } }
         func with<T>(_ body: (AccountAcknowledged) -> T) -> T { lock.withLock { body(self) } }
@@ -306,7 +312,7 @@ extension CrashConsistencyTests {
             n += 1
             // A device signs at most 64 account statements (AccountLog): one to add each
             // member, one more to remove it. Stay below.
-            if ack.with({ $0.members.count + 2 * $0.removed.count }) >= 52 { try? await Task.sleep(for: .milliseconds(50)); continue }
+            if ack.with({ $0.members.count + 2 * $0.removed.count >= $0.cap }) { try? await Task.sleep(for: .milliseconds(50)); continue }
             do {
                 let helper = try DaemonProcess(arguments: ["--name", "helper-\(n)"])
                 ack.with { $0.helpers.append(helper) }
@@ -334,7 +340,9 @@ extension CrashConsistencyTests {
                 }
                 // What a user watching `handoffctl pair` is told: paired.
                 while !paired && !ack.killed {
-                    paired = try await client.pairingStatus().state == .paired
+                    let status = try await client.pairingStatus()
+                    if status.state == .failed || status.state == .closed { throw TestFailure("pairing ended without pairing: \(status)") }
+                    paired = status.state == .paired
                     if !paired { try await Task.sleep(for: .milliseconds(5)) }
                 }
                 if paired {
@@ -342,7 +350,7 @@ extension CrashConsistencyTests {
                     if let pid = ack.killOnAcknowledgement { ack.kill(); Glibc.kill(pid, SIGKILL) }
                 }
                 await helper.stop()
-                let oldest = ack.with { $0.members.count > 2 && n % 3 != 0 ? $0.members.first : nil }
+                let oldest = ack.with { $0.removes && $0.members.count > 2 && n % 3 != 0 ? $0.members.first : nil }
                 if let oldest {
                     _ = try await client.removeDevice(oldest)
                     ack.with { $0.members.removeFirst(); $0.removed.insert(oldest); $0.removals += 1 }
@@ -401,6 +409,16 @@ extension CrashConsistencyTests {
         }
         print("crash consistency of the account (seed \(seed)): \(kills) kills, \(adds) pairings and \(removals) removals acknowledged, \(files) state files parsed, \(lost.count) lost")
         #expect(adds >= 20 && removals >= 8, "too few account changes to tell: \(adds) pairings, \(removals) removals")
+        // At the cap, pairing is refused up front, saying what to do instead (before, the
+        // two trusted each other and no other member heard of it).
+        try await daemon.start()
+        let last = AccountAcknowledged()
+        (last.members, last.removed, last.cap, last.removes) = (members, removed, .max, false)
+        await pairAndRemove(client, last, 900_000)
+        let refusal = last.unexpected.joined()
+        #expect(last.unexpected.count == 1 && refusal.contains("the most one device may") && refusal.contains("another member"), "\(last.unexpected)")
+        #expect([.closed, .paired].contains(try await client.pairingStatus().state), "no window opened")
+        await daemon.stop()
         #expect(lost.isEmpty, "lost after a kill: \(lost)")
     }
 }

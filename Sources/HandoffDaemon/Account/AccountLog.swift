@@ -85,6 +85,9 @@ struct AccountLog: Sendable {
         return accepted
     }
 
+    /// Whether `signer` may sign another statement (an add needs one, its removal another).
+    func canSign(_ signer: DeviceID) -> Bool { hasRoom(for: signer) }
+
     private func hasRoom(for signer: DeviceID) -> Bool {
         let counts = statementsPerSigner
         return (counts[signer] ?? 0) < Self.maximumStatementsPerSigner && (counts[signer] != nil || counts.count < Self.maximumSigners)

@@ -33,6 +33,12 @@ extension PeerService {
     func openPairing(address: String?) async throws(HandoffError) -> PairingStatus {
         var target: (host: String, port: Int)?
         if let address { target = try Self.hostAndPort(address) }
+        // Pairing here adds the other workstation with a statement this device signs: at
+        // its cap, the pair would trust each other but no other member would hear of it.
+        guard account.canSign(identity.deviceID) else {
+            throw HandoffError(.conflict, code: "account_full",
+                               message: "this workstation has signed \(AccountLog.maximumStatementsPerSigner) changes to the account of devices, the most one device may: pair the new workstation with another member of the account instead")
+        }
         let now = clock.now()
         if !pairing.isOpen(at: now) {
             pairing.open(at: now, tag: String(ActivityID.random().rawValue.prefix(12)))
@@ -261,7 +267,9 @@ extension PeerService {
 
     private func completePairing(_ id: UInt64) async {
         guard let a = pairing.attempt, a.id == id else { return }
-        let given = pairingAttempt?.dialledAddress
+        // Taken before the writes below: the other side may close the connection meanwhile.
+        let connection = pairingAttempt
+        let given = connection?.dialledAddress
         let wasTrusted = trust.isTrusted(a.peer)
         // "Paired" is said only once the trust and the membership are on disk: a crash
         // right after it loses neither. (Outside a request, nothing else waits for them.)
@@ -270,7 +278,7 @@ extension PeerService {
             try await StateWriter.$requestTickets.withValue(saved) { try await trust.trust(a.peer, name: a.name, address: given, at: clock.now()) }
         } catch {
             pairing.attemptEnded(id, reason: .notSaved("\(error)"))
-            pairingAttempt?.channel.close(promise: nil)
+            connection?.channel.close(promise: nil)
             await announcePairing()
             return
         }
@@ -279,7 +287,6 @@ extension PeerService {
             if !wasTrusted { trust.untrust(a.peer) }
             return
         }
-        let connection = pairingAttempt
         if let connection, connection.certificate.count <= AccountStatement.maximumCertificate {
             await StateWriter.$requestTickets.withValue(saved) { await addToAccount(a.peer, name: a.name, certificate: connection.certificate) }
         }
@@ -316,7 +323,11 @@ extension PeerService {
 
     private func pairingAttemptEnded(_ id: UInt64, reason: PairingFailure) async {
         if pairingAttempt?.id == id { pairingAttempt = nil }
-        guard pairing.attempt?.id == id else { return }
+        guard let a = pairing.attempt, a.id == id else { return }
+        // Both confirmed: the other side, done first, closes the connection while this
+        // side is still writing the trust and the membership (completePairing ends the
+        // attempt). Ending it here failed the pairing on this side only.
+        if a.confirmedHere && a.confirmedThere { return }
         pairing.attemptEnded(id, reason: reason)
         logger.info("pairing attempt ended", metadata: ["why": "\(reason)"])
         if !pairing.isOpen(at: clock.now()) { closePairingWindow() }
