@@ -27,6 +27,14 @@ public final class EventSession: Sendable {
         connection.close(promise: nil)
     }
 
+    /// Ends the session and returns once its connection is closed: for a process about
+    /// to exit, whose open connection would otherwise end with it, unclosed.
+    public func closeAndWait() async {
+        close()
+        try? await connection.closeFuture.get()
+        await task.value
+    }
+
     deinit {
         task.cancel()
         connection.close(promise: nil)

@@ -274,6 +274,16 @@ public struct HandoffClient: Sendable {
         try await EventSession.open(socketPath: socketPath)
     }
 
+    /// Runs `body` with a session of its own, closed (and waited for) when `body` returns
+    /// or throws.
+    public func withSession<T: Sendable>(_ body: (EventSession) async throws -> T) async throws -> T {
+        let session = try await openSession()
+        let result: Result<T, any Error>
+        do { result = .success(try await body(session)) } catch { result = .failure(error) }
+        await session.closeAndWait()
+        return try result.get()
+    }
+
     // MARK: -
 
     func call(_ endpoint: ControlEndpoint, _ parameter: String = "", body: JSONValue? = nil) async throws -> JSONValue {

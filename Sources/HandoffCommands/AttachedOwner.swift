@@ -15,7 +15,13 @@ struct AttachedOwner {
     let json: Bool
 
     func run() async throws {
-        defer { session.close() }
+        let result: Result<Void, any Error>
+        do { result = .success(try await serve()) } catch { result = .failure(error) }
+        await session.closeAndWait()
+        try result.get()
+    }
+
+    private func serve() async throws {
         do {
             try await withThrowingDiscardingTaskGroup { streams in
                 for try await event in session.events {

@@ -35,24 +35,24 @@ struct PairCommand: AsyncParsableCommand {
             Output.out(options.json ? s.json.prettySerialized() : "pairing window closed")
             return
         }
-        let session = try await client.openSession()
-        defer { session.close() }
-        var progress = Progress(command: self)
-        let opened = try await client.openPairing(address: address)
-        if !options.json {
-            Output.out("Pairing for 2 minutes: run `handoffctl pair` on your other workstation too\(address.map { " (dialling \($0))" } ?? "").")
-        }
-        if try await progress.step(opened) { return }
-        do {
-            for try await event in session.events {
-                if case .pairing(let s) = event, try await progress.step(s) { return }
+        try await client.withSession { session in
+            var progress = Progress(command: self)
+            let opened = try await client.openPairing(address: address)
+            if !options.json {
+                Output.out("Pairing for 2 minutes: run `handoffctl pair` on your other workstation too\(address.map { " (dialling \($0))" } ?? "").")
             }
-        } catch let f as CommandFailure {
-            throw f
-        } catch {
-            throw CommandFailure(description: "lost the connection to handoffd: \(error)")
+            if try await progress.step(opened) { return }
+            do {
+                for try await event in session.events {
+                    if case .pairing(let s) = event, try await progress.step(s) { return }
+                }
+            } catch let f as CommandFailure {
+                throw f
+            } catch {
+                throw CommandFailure(description: "lost the connection to handoffd: \(error)")
+            }
+            throw CommandFailure(description: "handoffd closed the event stream (was it stopped?)")
         }
-        throw CommandFailure(description: "handoffd closed the event stream (was it stopped?)")
     }
 
     /// What the command has said and done so far, so each status prints once.

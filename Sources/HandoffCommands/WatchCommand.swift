@@ -9,17 +9,17 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() async throws {
-        let session = try await options.client.openSession()
-        defer { session.close() }
-        if options.json { Output.out(ControlEvent.session(token: session.token).json.serialized()) }
-        do {
-            for try await event in session.events {
-                Output.out(options.json ? event.json.serialized() : Self.describe(event))
+        try await options.client.withSession { session in
+            if options.json { Output.out(ControlEvent.session(token: session.token).json.serialized()) }
+            do {
+                for try await event in session.events {
+                    Output.out(options.json ? event.json.serialized() : Self.describe(event))
+                }
+            } catch {
+                throw CommandFailure(description: "lost the connection to handoffd: \(error)")
             }
-        } catch {
-            throw CommandFailure(description: "lost the connection to handoffd: \(error)")
+            throw CommandFailure(description: "handoffd closed the event stream (was it stopped?)")
         }
-        throw CommandFailure(description: "handoffd closed the event stream (was it stopped?)")
     }
 
     static func describe(_ event: ControlEvent) -> String {

@@ -128,6 +128,31 @@ struct CrashConsistencyTests {
         return parsed
     }
 
+    /// The state folder is the user's alone (0700) and every file in it is 0600: the
+    /// device key, the trust, the account, the history, the activities (Security.md 3.2);
+    /// only the device's certificate, which is public, may be read by others.
+    /// (The tests run under the usual umask 022, which alone would leave them readable.)
+    func checkPrivate(_ daemon: DaemonProcess) throws -> Int {
+        var st = stat()
+        try #require(lstat(daemon.stateDirectory, &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o700, "the state folder is \(String(st.st_mode & 0o777, radix: 8))")
+        var checked = 0
+        for name in FileManager.default.subpaths(atPath: daemon.stateDirectory) ?? [] {
+            guard lstat(daemon.stateDirectory + "/" + name, &st) == 0 else { continue }  // a file being replaced
+            let mode = st.st_mode & 0o777
+            if (st.st_mode & S_IFMT) == S_IFDIR {
+                #expect(mode == 0o700, "\(name) is \(String(mode, radix: 8))")
+            } else if name == "device-cert.pem" {
+                // Public: every TLS client is sent it. Nothing else here is.
+                #expect(mode & 0o133 == 0, "\(name) is \(String(mode, radix: 8))")
+            } else {
+                #expect(mode == 0o600, "\(name) is \(String(mode, radix: 8))")
+            }
+            checked += 1
+        }
+        return checked
+    }
+
     /// The history database passes SQLite's own integrity check.
     func checkHistory(_ daemon: DaemonProcess) async throws {
         let db = daemon.stateDirectory + "/history.sqlite"
@@ -221,6 +246,12 @@ struct CrashConsistencyTests {
         while tally.writes < 1000 || tally.kills < 40 {
             try await round(daemon, client, &expected, &rng, tally.kills * 100_000, &tally)
         }
+        try await daemon.start()
+        let names = try checkPrivate(daemon)
+        for f in ["device-key.pem", "trusted-devices.json", "history.sqlite"] {
+            #expect(FileManager.default.fileExists(atPath: daemon.stateDirectory + "/" + f), "\(f) missing; checked \(names) files")
+        }
+        await daemon.stop()
         print("crash consistency (seed \(seed)): \(tally.kills) kills, \(tally.writes) acknowledged writes, \(tally.files) state files parsed, \(tally.lost.count) lost")
         #expect(tally.lost.isEmpty, "lost after a kill: \(tally.lost)")
     }
@@ -238,7 +269,9 @@ struct CrashConsistencyTests {
         let mount = try await CommandLineTool.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4096k,mode=0700", "tmpfs", state],
                                                   environment: ProcessInfo.processInfo.environment)
         try #require(mount.status == 0, "mount: \(mount)")
-        defer { _ = Task { _ = try? await CommandLineTool.run("/bin/umount", ["-l", state], environment: ProcessInfo.processInfo.environment) } }
+        // Unmounted on every way out, there and then (a task started in `defer` may not
+        // run before the test process ends, and the mount stayed behind).
+        defer { _ = Glibc.umount2(state, Int32(MNT_DETACH)) }
         // Room for a few dozen saves of the growing trust file, and the history's database.
         let filler = state + "/filler"
         let fill = try await CommandLineTool.run("/bin/sh", ["-c", "head -c $((4096 * 1024 - 400 * 1024)) /dev/zero > '\(filler)'"],
@@ -368,7 +401,9 @@ extension CrashConsistencyTests {
         var members: [String] = [], removed: Set<String> = []
         var kills = 0, adds = 0, removals = 0, files = 0
         var lost: [String] = []
-        while kills < 20 && members.count + 2 * removed.count < 52 {
+        // At least 20 kills and enough of each change to tell (a slow build, as under a
+        // sanitizer, pairs less in each round), below the cap of statements.
+        while (kills < 20 || adds < 20 || removals < 8) && kills < 80 && members.count + 2 * removed.count < 52 {
             try await daemon.start()
             let ack = AccountAcknowledged()
             ack.members = members
@@ -409,6 +444,10 @@ extension CrashConsistencyTests {
         }
         print("crash consistency of the account (seed \(seed)): \(kills) kills, \(adds) pairings and \(removals) removals acknowledged, \(files) state files parsed, \(lost.count) lost")
         #expect(adds >= 20 && removals >= 8, "too few account changes to tell: \(adds) pairings, \(removals) removals")
+        try await daemon.start()
+        _ = try checkPrivate(daemon)
+        #expect(FileManager.default.fileExists(atPath: daemon.stateDirectory + "/account.json"))
+        await daemon.stop()
         // At the cap, pairing is refused up front, saying what to do instead (before, the
         // two trusted each other and no other member heard of it).
         try await daemon.start()

@@ -1,6 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
+import HandoffSystem
 import Testing
 
 /// Another local user posing as handoffd (Docs/Security.md, limit 9): the socket's folder
@@ -114,5 +115,42 @@ struct ForeignSocketTests {
         try await eventually("handoffd to refuse") { daemon.process?.isRunning == false }
         #expect(daemon.log().contains("is served by another user (uid \(Self.nobody))"), "\(daemon.log())")
         #expect(!daemon.log().contains("already running"), "\(daemon.log())")
+    }
+    /// Another user who reaches the descriptor socket (its mode is 0600; here it is opened
+    /// to all, as a mistake would) is still refused: handoffd asks the kernel who
+    /// connected (`SO_PEERCRED`) before it takes any descriptor.
+    @Test func theDescriptorSocketRefusesAnotherUser() async throws {
+        let daemon = try await DaemonProcess().start()
+        defer { Task { await daemon.stop() } }
+        let path = DescriptorPassing.socketPath(besideControlSocket: daemon.socketPath)
+        // Every folder on the way reachable, the socket writable by all.
+        var dir = (path as NSString).deletingLastPathComponent
+        while dir.count > 1 { chmod(dir, 0o711); dir = (dir as NSString).deletingLastPathComponent }
+        chmod(path, 0o666)
+        let script = #"""
+            import json, os, socket, sys
+            r, w = os.pipe()
+            os.setgid(65534); os.setuid(65534)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            # The refusal comes before handoffd reads anything: read it first (a message
+            # sent to a socket closed unread would reset the connection).
+            got = b""
+            while True:
+                b = s.recv(4096)
+                if not b: break
+                got += b
+            try:
+                socket.send_fds(s, [json.dumps({"streamID": "x"}).encode()], [r, w])
+                print("sent")
+            except OSError:
+                pass
+            print(got.decode())
+            """#
+        let r = try await CommandLineTool.run("/usr/bin/python3", ["-c", script, path], environment: daemon.environment)
+        #expect(r.status == 0 && r.stdout.contains("forbidden") && r.stdout.contains("only handoffd's own user"), "\(r)")
+        #expect(!r.stdout.contains("sent"), "the connection is closed before any descriptor could go: \(r)")
+        // And the daemon still serves its own user.
+        #expect(try await HandoffClient(socketPath: daemon.socketPath).status().deviceName == "test-device")
     }
 }

@@ -26,6 +26,18 @@ import Testing
         #expect(socketUnit.contains("RemoveOnStop=yes"))
     }
 
+    /// The service's hardening (Security.md, 3.2 and 3.3): each directive stays, or the
+    /// threat model's claims that rest on it change with it.
+    @Test func theServiceKeepsItsHardening() throws {
+        let service = try String(contentsOfFile: TestEnvironment.packageRoot + "/systemd/handoffd.service", encoding: .utf8)
+        let settings = Set(service.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init))
+        for directive in ["UMask=0077", "NoNewPrivileges=yes", "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK",
+                          "RestrictNamespaces=yes", "LockPersonality=yes", "MemoryDenyWriteExecute=yes", "RestrictRealtime=yes",
+                          "RestrictSUIDSGID=yes", "SystemCallArchitectures=native", "SystemCallFilter=@system-service"] {
+            #expect(settings.contains(directive), "handoffd.service lost \(directive)")
+        }
+    }
+
     @Test func sessionAgentLivesInTheGraphicalSession() throws {
         let unit = try String(contentsOfFile: TestEnvironment.packageRoot + "/systemd/handoff-session.service", encoding: .utf8)
         #expect(unit.contains("PartOf=graphical-session.target"))

@@ -189,7 +189,13 @@ extension PeerService {
         let connection = PairingConnection(channel: channel, confirm: sink, dialledAddress: dialledAddress, peerAddress: address,
                                            listenPort: listenPort, certificate: certificate)
         guard let id = await beginPairing(peer: peer, name: name, connection) else {
-            try? await outbound.write(.error(code: "pairing-closed", message: "this workstation is not pairing now (or is pairing with another): run `handoffctl pair` on it"))
+            // Only the removed device holds the key of the certificate it showed: telling it
+            // why reveals nothing to anyone else.
+            if await isRemoved(peer) {
+                try? await outbound.write(.error(code: "removed", message: "this device was removed from the account of devices, and removal is final: it cannot pair again"))
+            } else {
+                try? await outbound.write(.error(code: "pairing-closed", message: "this workstation is not pairing now (or is pairing with another): run `handoffctl pair` on it"))
+            }
             return
         }
         // The users need a moment to compare codes: the pre-authentication deadline gives
