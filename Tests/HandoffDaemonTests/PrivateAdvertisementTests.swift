@@ -38,6 +38,19 @@ struct PrivateAdvertisementTests {
         #expect(k1.isSupersededBy(k1b) && !k1b.isSupersededBy(k1))
         #expect(!k1.isSupersededBy(k1))
     }
+
+    /// Security.md limit 2: a member cannot push the generation out of reach of the
+    /// renewal made when it is removed.
+    @Test func aJumpOfMoreThanTheStepIsNotTaken() {
+        let k = AdvertisementKey(generation: 5, key: Array(repeating: 1, count: 32))
+        let far = AdvertisementKey(generation: 5 + AdvertisementKey.maximumStep + 1, key: Array(repeating: 255, count: 32))
+        let top = AdvertisementKey(generation: UInt64(Int64.max), key: Array(repeating: 255, count: 32))
+        let near = AdvertisementKey(generation: 5 + AdvertisementKey.maximumStep, key: Array(repeating: 0, count: 32))
+        #expect(!k.isSupersededBy(far) && !k.isSupersededBy(top))
+        #expect(k.isSupersededBy(near))
+        // Held at the greatest, a device still takes the renewal one generation up.
+        #expect(near.isSupersededBy(AdvertisementKey(generation: near.generation + 1, key: Array(repeating: 0, count: 32))))
+    }
 }
 
 /// One workstation's advertisement across rotations, with the time given.

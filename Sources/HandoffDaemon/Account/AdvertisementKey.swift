@@ -15,9 +15,16 @@ struct AdvertisementKey: Sendable, Equatable {
         return AdvertisementKey(generation: generation, key: (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
     }
 
+    /// How far above this key's generation another may be and still be taken. Honest
+    /// members step one generation per removal; a hostile member that could push the
+    /// generation to the largest the wire carries (2^63 - 1) would leave no higher one for
+    /// the renewal at its own removal, and keep every member on its key.
+    static let maximumStep: UInt64 = 1 << 16
+
     /// Whether `other` should replace this one.
     func isSupersededBy(_ other: AdvertisementKey) -> Bool {
-        other.generation > generation || (other.generation == generation && key.lexicographicallyPrecedes(other.key))
+        if other.generation > generation { return other.generation - generation <= Self.maximumStep }
+        return other.generation == generation && key.lexicographicallyPrecedes(other.key)
     }
 }
 
