@@ -1,6 +1,7 @@
 import HandoffCore
 import HandoffControlAPI
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -64,7 +65,10 @@ public actor ActivityRegistry {
     private var pendingSaves: [ActivityID: PendingSave] = [:]
     private var expiryTask: ScheduledTimer?
     private var expiryDue: Timestamp?
-    private var offerWatchers: [Int: AsyncStream<OfferedActivity?>.Continuation] = [:]
+    /// Locked, not actor state: a watcher that ends removes itself there and then. (It
+    /// used to start a task holding the registry weakly; at a stop, with that task not yet
+    /// run, LeakSanitizer found the weak reference's side table leaked.)
+    private let offerWatchers = NIOLockedValueBox<[Int: AsyncStream<OfferedActivity?>.Continuation]>([:])
     private var nextWatcher = 0
     private(set) var lastOffer: OfferedActivity?
 
@@ -397,19 +401,17 @@ public actor ActivityRegistry {
         let (stream, c) = AsyncStream.makeStream(of: OfferedActivity?.self, bufferingPolicy: .bufferingNewest(1))
         let key = nextWatcher
         nextWatcher += 1
-        offerWatchers[key] = c
+        offerWatchers.withLockedValue { $0[key] = c }
         c.yield(lastOffer)
-        c.onTermination = { [weak self] _ in Task { await self?.removeWatcher(key) } }
+        c.onTermination = { [offerWatchers] _ in _ = offerWatchers.withLockedValue { $0.removeValue(forKey: key) } }
         return stream
     }
-
-    private func removeWatcher(_ key: Int) { offerWatchers[key] = nil }
 
     private func offerChanged() {
         let offer = table.offer(at: clock.now())
         guard offer != lastOffer else { return }
         lastOffer = offer
-        for c in offerWatchers.values { c.yield(offer) }
+        for c in offerWatchers.withLockedValue({ Array($0.values) }) { c.yield(offer) }
     }
 
     /// Tells an owner session that a stream is asked for; false when the session is gone.
@@ -432,8 +434,7 @@ public actor ActivityRegistry {
     }
 
     public func shutdown() {
-        for c in offerWatchers.values { c.finish() }
-        offerWatchers.removeAll()
+        for c in offerWatchers.withLockedValue({ w in defer { w.removeAll() }; return Array(w.values) }) { c.finish() }
         expiryTask?.cancel()
         for id in Array(pendingSaves.keys) {
             resolveSave(id, with: .failure(HandoffError(.unavailable, code: "shutting_down", message: "handoffd is shutting down")))
