@@ -61,5 +61,9 @@ import Testing
         let devices = try await ca.devices()
         #expect(!devices.members.contains { $0.id == idB } && devices.removed.contains { $0.id == idB })
         #expect(try await ca.peers().contains { $0.id == idB && $0.trusted } == false)
+        // Stopped here, not only by the deferred task, which may not run before the test
+        // process ends.
+        await a.stop()
+        await b.stop()
     }
 }
