@@ -15,6 +15,16 @@ extension NetnsRun {
         guard r.status == 0 else { throw TestFailure("avahi-restart failed: \(r)") }
     }
 
+    /// Starts tshark on `host`'s interface with a capture `filter`; returns once it captures.
+    func capture(on host: String, filter: String, seconds: Int, to pcap: String) async throws -> Int32 {
+        let log = "\(directory)/tshark-\(host).log"
+        let pid = try await spawn(host, log: log, ["tshark", "-i", "hnd0", "-f", filter, "-w", pcap, "-a", "duration:\(seconds)", "-q"])
+        try await eventually(15, "tshark to capture") {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Capturing on")
+        }
+        return pid
+    }
+
     /// Starts tshark on `host`'s interface for mDNS only; returns once it captures.
     func captureMDNS(on host: String, seconds: Int, to pcap: String) async throws -> Int32 {
         let log = "\(directory)/tshark-\(host).log"
