@@ -50,6 +50,16 @@ extension WorkstationTests {
                 return !a && !b && !trustedByB
             }
             #expect(Date().timeIntervalSince(start) < 5)
+            // The advertisement key was renewed at the removal, and c never got it: c cannot
+            // check the tags a and b advertise with from now on (Security.md 3.4).
+            func keys(_ h: String) throws -> [String] {
+                let data = try Data(contentsOf: URL(fileURLWithPath: net.stateDirectory(h) + "/advertisement-key.json"))
+                let o = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+                return (o?["keys"] as? [[String: Any]] ?? []).compactMap { $0["key"] as? String }
+            }
+            try await eventually(10, "a and b to share the renewed key") { try keys("a").first == keys("b").first }
+            let renewed = try #require(try keys("a").first)
+            #expect(try !keys("c").contains(renewed), "the removed device holds the key renewed at its removal")
             for h in ["a", "b"] {
                 let o = try await devices(net, h)
                 #expect(!memberIDs(o).contains(idC), "\(h) no longer lists c as a member")
