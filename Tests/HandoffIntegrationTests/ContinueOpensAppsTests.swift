@@ -62,6 +62,10 @@ extension WorkstationTests {
             let info = #"{"s":"Grüße \"quoted\"","i":-42,"d":1.5,"b":true,"data":{"$data":"AAEC/w=="},"date":{"$date":"2026-11-21T10:00:00.123456789Z"},"url":{"$url":"https://example.org/x?y=1"},"list":[1,"two",[3]],"dict":{"k":{"n":null}},"set":{"$set":["a","b"]},"nothing":null}"#
             let activityID = try await offer(net, ["--type", "org.example.editor.edit-note", "--title", "Shopping list",
                                                    "--info-json", "-", "--stream-file", source], stdin: info)
+            // Offered, seen on b, and nothing opens there until the user continues
+            // (Security.md 3.5).
+            try await Task.sleep(for: .seconds(2))
+            #expect(try desk.record("editor") == nil, "an app opened on b without the user continuing")
             let r = try await net.ctl("b", "continue")
             #expect(r.status == 0, "\(r)")
             #expect(r.stdout.contains("continued \"Shopping list\" from ws-a: opened in Editor (org.example.Editor.desktop)"), "\(r)")
