@@ -133,7 +133,9 @@ import Testing
         let client = HandoffClient(socketPath: daemon.socketPath)
         let watcher = EventRecorder(try await client.openSession())
         var d = draft("com.example.expiring")
-        d.expirationDate = SystemClock.now().adding(nanoseconds: 1_200_000_000)
+        // Far enough ahead that the request itself, on a loaded machine, cannot outlast it
+        // (at 1.2 s a parallel full run saw it refused as already past).
+        d.expirationDate = SystemClock.now().adding(nanoseconds: 3_000_000_000)
         let a = try await client.becomeCurrent(d)
         let e = try await watcher.waitFor("expired") {
             if case .expired(let r) = $0 { return r.activity.id == a.activity.id } else { return false }
