@@ -14,14 +14,8 @@ struct AttachedOwner {
     let streamCommand: String?
     let json: Bool
 
+    /// The caller owns `session` (`HandoffClient.withSession` closes it).
     func run() async throws {
-        let result: Result<Void, any Error>
-        do { result = .success(try await serve()) } catch { result = .failure(error) }
-        await session.closeAndWait()
-        try result.get()
-    }
-
-    private func serve() async throws {
         do {
             try await withThrowingDiscardingTaskGroup { streams in
                 for try await event in session.events {

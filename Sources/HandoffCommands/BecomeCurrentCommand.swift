@@ -100,14 +100,15 @@ struct BecomeCurrentCommand: AsyncParsableCommand {
             for w in record.warnings { Output.err("handoffctl: note: \(w)") }
             return
         }
-        let session = try await client.openSession()
-        let record = try await client.becomeCurrent(draft, session: session.token,
-                                                    document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") },
-                                                    to: to.isEmpty ? nil : to)
-        Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
-        for w in record.warnings { Output.err("handoffctl: note: \(w)") }
-        try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
-                                refreshCommand: refreshWith, streamCommand: streamExec, json: options.json).run()
+        try await client.withSession { session in
+            let record = try await client.becomeCurrent(draft, session: session.token,
+                                                        document: try document.map { try BecomeCurrentCommand.absolute($0, "--document") },
+                                                        to: to.isEmpty ? nil : to)
+            Output.out(options.json ? record.json.serialized() : record.activity.id.rawValue)
+            for w in record.warnings { Output.err("handoffctl: note: \(w)") }
+            try await AttachedOwner(client: client, session: session, activityID: record.activity.id,
+                                    refreshCommand: refreshWith, streamCommand: streamExec, json: options.json).run()
+        }
     }
 
     /// handoffd's working directory is not ours: name the file absolutely.
