@@ -197,3 +197,23 @@ struct PairingDiscoveryTests {
         #expect(announced == 5000)
     }
 }
+
+@Suite("A pairing dial that ends before its exchange")
+struct PairingDialEndTests {
+    /// What the user is told, and whether the address they gave is dialled again: only
+    /// while the other side may still become ready (not pairing yet, not up yet).
+    @Test func eachEarlyEndSaysWhyAndOnlyNotReadyYetIsDialledAgain() {
+        #expect(PairingFailure(PeerService.EarlyEnd.failed(.tlsFailed)) == .notPairingThere)
+        #expect(PairingFailure.notPairingThere.description.contains("it is not pairing now"))
+        #expect(PairingFailure(PeerService.EarlyEnd.refused("removed")) == .otherStopped("removed"))
+        #expect(PairingFailure(PeerService.EarlyEnd.incompatible("too old")) == .otherStopped("too old"))
+        #expect(PairingFailure(PeerService.EarlyEnd.closedBeforeHello) == .otherEnded)
+        #expect(PairingFailure(PeerService.EarlyEnd.failed(.noAnswer)) == .connectionFailed(DialFailure.noAnswer.description))
+        #expect(PairingFailure.notPairingThere.isWorthRedialling)
+        #expect(PairingFailure.unreachable(host: "h", port: 1, error: "refused").isWorthRedialling)
+        for final in [PairingFailure.otherStopped("removed"), .otherEnded, .codeMismatch(given: "1", shown: "2"), .cancelled,
+                      .exchangeFailed(.init(code: "x", description: "y")), .connectionFailed("z")] {
+            #expect(!final.isWorthRedialling, "\(final)")
+        }
+    }
+}

@@ -16,6 +16,9 @@ enum PairingFailure: Error, Equatable, Sendable, CustomStringConvertible {
     case connectionFailed(String)
     /// A workstation that advertised pairing could not be dialled.
     case unreachable(host: String, port: Int, error: String)
+    /// Its TLS refused us: it is not pairing now (its verifier lets strangers in only
+    /// while its window is open).
+    case notPairingThere
     case notSaved(String)
 
     var description: String {
@@ -31,7 +34,28 @@ enum PairingFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .exchangeFailed(let failure): return failure.description
         case .connectionFailed(let error): return "the pairing connection failed: \(error)"
         case .unreachable(let host, let port, let error): return "could not reach \(host) port \(port) to pair: \(error)"
+        case .notPairingThere: return "the other workstation refused the connection: it is not pairing now. Run `handoffctl pair` on both at about the same time"
         case .notSaved(let error): return "could not save the trusted devices: \(error)"
+        }
+    }
+}
+
+extension PairingFailure {
+    /// The other side may become ready within the window: not pairing yet, not up yet.
+    var isWorthRedialling: Bool {
+        switch self {
+        case .notPairingThere, .unreachable: true
+        default: false
+        }
+    }
+
+    /// A pairing dial whose connection ended before the code exchange began.
+    init(_ early: PeerService.EarlyEnd) {
+        switch early {
+        case .closedBeforeHello: self = .otherEnded
+        case .refused(let message), .incompatible(let message): self = .otherStopped(message)
+        case .failed(.tlsFailed): self = .notPairingThere
+        case .failed(let failure): self = .connectionFailed(failure.description)
         }
     }
 }

@@ -16,45 +16,58 @@ extension PeerService {
     // MARK: - One connection
 
     /// Runs a connection from the hello to its end. `dialled` is the service we dialled,
-    /// nil for one that came in.
+    /// nil for one that came in. Returns why it ended before it began its purpose (the
+    /// link, the stream or the pairing exchange), nil once it did.
+    @discardableResult
     nonisolated func serve(_ channel: PeerChannel, dialled: ServiceKey?, purpose: PeerHello.Purpose = .link, pairingAddress: String? = nil,
-                           pairingHost: String? = nil) async {
+                           pairingHost: String? = nil) async -> EarlyEnd? {
         let remote = channel.channel.remoteAddress?.ipAddress ?? "?"
         let ourPort = await listenPort
         let ourInstance = purpose == .link ? await advertisedInstance : nil
         var attached: PeerLink?
+        var early: EarlyEnd? = .closedBeforeHello
         do {
             try await channel.executeThenClose { inbound, outbound in
+                // Held from the start: a peer that answers our hello and closes at once (a
+                // refusal, its reason in an error message) tears the pipeline down before its
+                // messages are read; the handler, and the certificate it holds, outlive that.
+                let eventLoop = channel.channel.eventLoop
+                let tls = try await channel.channel.pipeline.handler(type: NIOSSLHandler.self).map { NIOLoopBound($0, eventLoop: eventLoop) }.get()
                 try await outbound.write(.hello(PeerHello(deviceName: deviceName, purpose: purpose, listenPort: UInt16(exactly: ourPort),
                                                           time: clock.now(), instance: ourInstance)))
                 var messages = inbound.makeAsyncIterator()
                 guard let first = try await messages.next() else { return }
                 // TLS has checked the certificate; which device it is decides the rest.
-                guard let certificate = try await channel.channel.nioSSL_peerCertificate().get() else { return }
+                guard let certificate = try await eventLoop.submit({ tls.value.peerCertificate }).get() else { return }
                 let peerID = try DeviceIdentity.deviceID(of: certificate)
                 let opening = PeerSession.opening(first: first, ours: purpose, dialled: dialled != nil, peerTrusted: trust.isTrusted(peerID))
                 guard case .hello(let hello) = first else {
+                    if case .error(_, let message) = first { early = .refused(message) }
                     if case .refuse(let code, let message) = opening { try await outbound.write(.error(code: code, message: message)) }
                     return
                 }
                 switch opening {
                 case .refuse(let code, let message):
+                    early = .incompatible(message)
                     try await outbound.write(.error(code: code, message: message))
                     return
                 case .close:
                     return  // trust withdrawn meanwhile (or a stranger let in to pair)
                 case .pair(let role):
+                    early = nil
                     // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
                     await self.pair(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
                                     listenPort: hello.listenPort, certificate: try certificate.toDERBytes(), role: role,
                                     messages: &messages, outbound: outbound, channel: channel.channel)
                     return
                 case .stream:
+                    early = nil
                     // Authenticated: the pre-authentication deadline and caps no longer apply.
                     try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                     await serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
                     return
                 case .link(let tuned):
+                    early = nil
                     if tuned { PeerService.tuneForLink(channel.channel) }
                     try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                 }
@@ -90,8 +103,20 @@ extension PeerService {
             }
         } catch {
             logger.debug("peer connection ended", metadata: ["remote": "\(remote)", "error": "\(error)"])
+            if early != nil { early = .failed(DialFailure(error)) }
         }
         if let attached { await detach(attached) }
+        return early
+    }
+
+    /// How a connection ended before it began its purpose.
+    enum EarlyEnd: Error, Equatable, Sendable {
+        case closedBeforeHello
+        /// The peer's first message was an error: its reason.
+        case refused(String)
+        /// Our versions have none in common.
+        case incompatible(String)
+        case failed(DialFailure)
     }
 
     static func drain(_ queue: AsyncStream<PeerMessage>, into outbound: NIOAsyncChannelOutboundWriter<PeerMessage>, for link: PeerLink) async throws {

@@ -111,6 +111,8 @@ extension PeerService {
         pairingOpen.withLockedValue { $0 = false }
         pairingTimer?.cancel()
         pairingTimer = nil
+        pairingRedial?.cancel()
+        pairingRedial = nil
         pairingAttempt?.channel.close(promise: nil)
         publishAdvertisement()
     }
@@ -159,22 +161,46 @@ extension PeerService {
             let target = try await PeerService.resolve(host, port: port)
             // Any certificate but our own: the code, not a pinned ID, authenticates it.
             let channel = try await connectPeer(target, on: group, isTrusted: { _ in true })
-            await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given, pairingHost: host)
+            // Ended before the exchange began (refused at the handshake, or in its first
+            // message): say so, or `pair` would wait in silence until the window closes.
+            if let early = await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given, pairingHost: host) {
+                await pairingDialFailed(PairingFailure(early), tag: tag, address: host, port: port, given: given)
+            }
         } catch {
-            logger.info("could not reach a workstation to pair with", metadata: ["address": "\(host)", "port": "\(port)", "error": "\(error)"])
-            await pairingDialFailed(.unreachable(host: host, port: port, error: "\(error)"), tag: tag, address: host)
+            await pairingDialFailed(.unreachable(host: host, port: port, error: DialFailure(error).description), tag: tag, address: host, port: port, given: given)
         }
     }
 
-    private func pairingDialFailed(_ failure: PairingFailure, tag: String?, address: String) async {
+    private func pairingDialFailed(_ failure: PairingFailure, tag: String?, address: String, port: Int, given: String?) async {
         if let tag {
             // Another of its addresses may do: try those not tried yet.
             pairingFinder.dialFailed(tag: tag, address: address)
             for key in services.keys { considerPairing(key) }
         }
         guard pairing.attempt == nil, pairing.isOpen(at: clock.now()) else { return }
+        // Said once, not at every dial again.
+        if pairing.lastFailure != failure {
+            logger.info("could not pair with the workstation dialled", metadata: ["address": "\(address)", "port": "\(port)", "why": "\(failure)"])
+        }
         pairing.noteFailure(failure)
         await announcePairing()
+        // An address the user gave: dialled again while the window is open, so it does not
+        // matter on which workstation `pair` ran first (the other may not be pairing yet,
+        // or not be up). A wrong code or a refusal for good ends the window or the attempt
+        // by other paths; this only waits for the other side to be ready.
+        guard let given, failure.isWorthRedialling else { return }
+        pairingRedial?.cancel()
+        pairingRedial = timers.schedule(in: .nanoseconds(Self.pairingRedialInterval)) {
+            _ = Task { await self.redialToPair(host: address, port: port, given: given) }
+        }
+    }
+
+    static let pairingRedialInterval: Int64 = 2_000_000_000
+
+    private func redialToPair(host: String, port: Int, given: String) {
+        pairingRedial = nil
+        guard pairing.isOpen(at: clock.now()), pairing.attempt == nil else { return }
+        enqueue(.dialToPair(address: host, port: port, tag: nil, given: given))
     }
 
     // MARK: - One pairing connection
@@ -308,6 +334,8 @@ extension PeerService {
         pairingOpen.withLockedValue { $0 = false }
         pairingTimer?.cancel()
         pairingTimer = nil
+        pairingRedial?.cancel()
+        pairingRedial = nil
         publishAdvertisement()
         logger.info("paired", metadata: ["name": "\(a.name)", "id": "\(a.peer.shortID)"])
         if let given {

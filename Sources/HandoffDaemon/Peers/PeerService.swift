@@ -59,6 +59,8 @@ public actor PeerService: Service {
     var pairing = PairingWindow()
     var pairingAttempt: PairingConnection?
     var pairingTimer: ScheduledTimer?
+    /// The next dial of the address given to `pair --address`, while it is not pairing yet.
+    var pairingRedial: ScheduledTimer?
     let pairingOpen = NIOLockedValueBox(false)
     /// Which pairing advertisements were dialled or announced.
     var pairingFinder = PairingDiscovery()
