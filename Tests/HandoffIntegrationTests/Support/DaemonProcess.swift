@@ -82,6 +82,7 @@ final class DaemonProcess: @unchecked Sendable {
     func crash() async {
         signal(SIGKILL)
         await process?.exit()
+        SanitizerReports.check(logPath)
     }
 
     /// SIGTERM, wait, and return the exit status.
@@ -90,6 +91,7 @@ final class DaemonProcess: @unchecked Sendable {
         guard let p = process else { return -1 }
         if p.isRunning { kill(p.processIdentifier, SIGTERM) }
         await p.exit()
+        SanitizerReports.check(logPath)
         return p.terminationStatus
     }
 

@@ -41,6 +41,7 @@ final class NetnsRun: @unchecked Sendable {
         guard !isDown else { return }
         isDown = true
         _ = try? await CommandLineTool.run("/bin/bash", [NetnsRun.script, "down", name], environment: ProcessInfo.processInfo.environment)
+        SanitizerReports.check(directory)
         // HANDOFF_KEEP_TEST_DIRS keeps the logs (daemons, agents, captures), as DaemonProcess does.
         if ProcessInfo.processInfo.environment["HANDOFF_KEEP_TEST_DIRS"] == nil { try? FileManager.default.removeItem(atPath: directory) }
     }
