@@ -204,7 +204,7 @@ struct PairingDialEndTests {
     /// while the other side may still become ready (not pairing yet, not up yet).
     @Test func eachEarlyEndSaysWhyAndOnlyNotReadyYetIsDialledAgain() {
         #expect(PairingFailure(PeerService.EarlyEnd.failed(.tlsFailed)) == .notPairingThere)
-        #expect(PairingFailure.notPairingThere.description.contains("it is not pairing now"))
+        #expect(PairingFailure.notPairingThere.description.contains("is not pairing now"))
         #expect(PairingFailure(PeerService.EarlyEnd.refused("removed")) == .otherStopped("removed"))
         #expect(PairingFailure(PeerService.EarlyEnd.incompatible("too old")) == .otherStopped("too old"))
         #expect(PairingFailure(PeerService.EarlyEnd.closedBeforeHello) == .otherEnded)

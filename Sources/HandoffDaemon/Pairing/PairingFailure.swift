@@ -34,7 +34,7 @@ enum PairingFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .exchangeFailed(let failure): return failure.description
         case .connectionFailed(let error): return "the pairing connection failed: \(error)"
         case .unreachable(let host, let port, let error): return "could not reach \(host) port \(port) to pair: \(error)"
-        case .notPairingThere: return "the other workstation refused the connection: it is not pairing now. Run `handoffctl pair` on both at about the same time"
+        case .notPairingThere: return "the other workstation is not pairing now (it refused the connection): run `handoffctl pair` on it too, within 2 minutes"
         case .notSaved(let error): return "could not save the trusted devices: \(error)"
         }
     }

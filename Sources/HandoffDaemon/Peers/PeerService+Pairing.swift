@@ -259,7 +259,9 @@ extension PeerService {
             reason = .exchangeFailed(f)
             try? await outbound.write(.error(code: f.code, message: f.description))
         } catch {
-            reason = .connectionFailed("\(error)")
+            // The other side may have said why and closed before our write went out: its
+            // reason is still there to read.
+            reason = await Self.statedReason(&messages) ?? .connectionFailed("\(error)")
         }
         // Our own pairConfirm may still be queued (the user confirmed just as the other
         // side's arrived): let the writer send it before the connection closes.
@@ -267,6 +269,15 @@ extension PeerService {
         sink.finish()
         await writer.value
         await pairingAttemptEnded(id, reason: reason)
+    }
+
+    /// The reason in an error message still to be read on a pairing connection that failed.
+    private static func statedReason(_ messages: inout NIOAsyncChannelInboundStream<PeerMessage>.AsyncIterator) async -> PairingFailure? {
+        for _ in 0..<4 {
+            guard let m = try? await messages.next() else { return nil }
+            if case .error(_, let message) = m { return .otherStopped(message) }
+        }
+        return nil
     }
 
     private func beginPairing(peer: DeviceID, name given: String, _ c: PairingConnection) async -> UInt64? {
