@@ -82,7 +82,7 @@ final class DaemonProcess: @unchecked Sendable {
     func crash() async {
         signal(SIGKILL)
         await process?.exit()
-        SanitizerReports.check(logPath)
+        checkSanitizerReports()
     }
 
     /// SIGTERM, wait, and return the exit status.
@@ -91,12 +91,21 @@ final class DaemonProcess: @unchecked Sendable {
         guard let p = process else { return -1 }
         if p.isRunning { kill(p.processIdentifier, SIGTERM) }
         await p.exit()
-        SanitizerReports.check(logPath)
+        checkSanitizerReports()
         return p.terminationStatus
+    }
+
+    /// Once per daemon: its log only grows.
+    private var sanitizerReported = false
+    private func checkSanitizerReports() {
+        guard !sanitizerReported else { return }
+        sanitizerReported = SanitizerReports.check(logPath)
     }
 
     deinit {
         if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        // A daemon never stopped by its test: what a sanitizer reported while it ran.
+        if process != nil { checkSanitizerReports() }
         if ownsDirectory && ProcessInfo.processInfo.environment["HANDOFF_KEEP_TEST_DIRS"] == nil {
             try? FileManager.default.removeItem(atPath: directory)
         }

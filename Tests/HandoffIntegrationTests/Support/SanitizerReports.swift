@@ -9,18 +9,23 @@ import Testing
 enum SanitizerReports {
     static let markers = ["ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "WARNING: ThreadSanitizer"]
 
-    /// Records an issue for each log under `directory` (or the file itself) with a report.
-    static func check(_ path: String) {
+    /// Records an issue for each log under `directory` (or the file itself) with a report;
+    /// whether there was one.
+    @discardableResult
+    static func check(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return false }
         let files = isDirectory.boolValue
             ? (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".log") }.map { path + "/" + $0 } ?? [])
             : [path]
+        var found = false
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8),
                   let marker = markers.first(where: text.contains), let start = text.range(of: marker) else { continue }
             let report = text[start.lowerBound...].prefix(6000)
             Issue.record(Comment(rawValue: "a sanitizer report in \(file):\n\(report)"))
+            found = true
         }
+        return found
     }
 }
