@@ -1,7 +1,10 @@
 /// One value of an activity's `userInfo`: the property-list types of NSUserActivity,
 /// plus null. Integers and doubles are distinct, and dates keep nanoseconds, so every
 /// value survives the JSON and binary encodings unchanged.
-public indirect enum PropertyValue: Sendable, Hashable {
+public enum PropertyValue: Sendable, Hashable {
+    // Not `indirect`: arrays and dictionaries hold their elements on the heap already, so
+    // scalars stay inline (no box each), and LeakSanitizer sees every pointer (it cannot
+    // read a box's address with the case tagged into its spare bits, llvm/llvm-project#56751).
     case string(String)
     case integer(Int64)
     case double(Double)
