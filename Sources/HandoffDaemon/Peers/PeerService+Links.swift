@@ -103,7 +103,8 @@ extension PeerService {
             }
         } catch {
             logger.debug("peer connection ended", metadata: ["remote": "\(remote)", "error": "\(error)"])
-            if early != nil { early = .failed(DialFailure(error)) }
+            // A reason the peer gave stands, even if answering it then failed.
+            if early == .closedBeforeHello { early = .failed(DialFailure(error)) }
         }
         if let attached { await detach(attached) }
         return early
