@@ -32,9 +32,7 @@ import Testing
 
         let port = try await a.peerPort()
         func fetch(_ id: String, title: String) async throws -> [String: Any] {
-            let r = try await CommandLineTool.run("/usr/bin/python3", [TestEnvironment.packageRoot + "/Tests/Fixtures/hostile-keeper", "127.0.0.1", String(port),
-                "--cert", b.stateDirectory + "/device-cert.pem", "--key", b.stateDirectory + "/device-key.pem",
-                "--case", "fetch", "--activity-id", id, "--title", title], environment: a.environment)
+            let r = try await Self.hostile(b, port: port, ["--case", "fetch", "--activity-id", id, "--title", title])
             #expect(r.status == 0, "\(r)")
             return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
         }

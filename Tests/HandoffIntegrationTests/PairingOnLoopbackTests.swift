@@ -13,18 +13,23 @@ import Testing
         let other = HandoffClient(socketPath: listener.socketPath)
         _ = try await other.openPairing()
         _ = try await dialler.openPairing(address: "127.0.0.1:\(try await listener.peerPort())")
+        try await confirmTheCode(dialler, other)
+    }
+
+    /// Waits until both show the same code, confirms it on both, and waits until both say
+    /// paired.
+    func confirmTheCode(_ x: HandoffClient, _ y: HandoffClient) async throws {
         var code = ""
         try await eventually(timeout: 20, "both to show a code") {
-            let (a, b) = (try await dialler.pairingStatus(), try await other.pairingStatus())
+            let (a, b) = (try await x.pairingStatus(), try await y.pairingStatus())
             guard a.state == .code, b.state == .code, let c = a.code, c == b.code else { return false }
             code = c
             return true
         }
-        _ = try await dialler.confirmPairing(code: code)
-        _ = try await other.confirmPairing(code: code)
+        _ = try await x.confirmPairing(code: code)
+        _ = try await y.confirmPairing(code: code)
         try await eventually(timeout: 10, "both to say paired") {
-            let (x, y) = (try await dialler.pairingStatus(), try await other.pairingStatus())
-            return x.state == .paired && y.state == .paired
+            (try await x.pairingStatus().state, try await y.pairingStatus().state) == (.paired, .paired)
         }
     }
 
@@ -83,18 +88,7 @@ import Testing
         try await Task.sleep(for: .seconds(5))
         #expect(b.log().components(separatedBy: "could not pair with the workstation dialled").count == 2, "\(b.log())")
         _ = try await ca.openPairing()
-        var code = ""
-        try await eventually(timeout: 15, "both to show a code") {
-            let (x, y) = (try await cb.pairingStatus(), try await ca.pairingStatus())
-            guard x.state == .code, y.state == .code, let c = x.code, c == y.code else { return false }
-            code = c
-            return true
-        }
-        _ = try await cb.confirmPairing(code: code)
-        _ = try await ca.confirmPairing(code: code)
-        try await eventually(timeout: 10, "both to say paired") {
-            (try await cb.pairingStatus().state, try await ca.pairingStatus().state) == (.paired, .paired)
-        }
+        try await confirmTheCode(cb, ca)
         await a.stop()
         await b.stop()
     }

@@ -23,9 +23,8 @@ import Testing
         let current = try await ca.becomeCurrent(draft)
         let connectedBefore = a.log().components(separatedBy: "peer connected").count
 
-        let r = try await CommandLineTool.run("/usr/bin/python3", [TestEnvironment.packageRoot + "/Tests/Fixtures/hostile-keeper", "127.0.0.1", String(try await a.peerPort()),
-            "--cert", b.stateDirectory + "/device-cert.pem", "--key", b.stateDirectory + "/device-key.pem",
-            "--case", "fetch", "--activity-id", current.activity.id.rawValue, "--title", marker, "--hold", "1", "--replay"], environment: a.environment)
+        let r = try await HostileMemberTests.hostile(b, port: try await a.peerPort(),
+            ["--case", "fetch", "--activity-id", current.activity.id.rawValue, "--title", marker, "--hold", "1", "--replay"])
         #expect(r.status == 0, "\(r)")
         let result = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
         // The recording is of a real session: it got the activity.
