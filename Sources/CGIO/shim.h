@@ -343,3 +343,32 @@ static inline gboolean handoff_is_program_type(const char *type) {
     for (const char *const *p = programs; *p; p++) if (g_content_type_is_a(type, *p)) return TRUE;
     return FALSE;
 }
+
+// ---- Exported D-Bus objects (the presence, the tray, search) ----
+
+/// Registers the interface `iface` of the introspection `xml` at `path` on `c`; calls and
+/// property reads go to `call` and `get` with `data` (freed by `free_data` when the object
+/// is unregistered). 0 and `error` set when the XML or the registration fails.
+static inline guint handoff_dbus_export(GDBusConnection *c, const char *path, const char *xml, const char *iface,
+                                        GDBusInterfaceMethodCallFunc call, GDBusInterfaceGetPropertyFunc get,
+                                        gpointer data, GDestroyNotify free_data, GError **error) {
+    GDBusNodeInfo *node = g_dbus_node_info_new_for_xml(xml, error);
+    if (!node) return 0;
+    GDBusInterfaceInfo *info = g_dbus_node_info_lookup_interface(node, iface);
+    guint id = 0;
+    if (info) {
+        GDBusInterfaceVTable vtable = { call, get, NULL, { 0 } };
+        id = g_dbus_connection_register_object(c, path, info, &vtable, data, free_data, error);
+    } else {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no interface %s in the XML", iface);
+    }
+    g_dbus_node_info_unref(node);
+    return id;
+}
+
+/// A call to `method` whose answer (or failure) goes to `done`, on the thread-default
+/// context of the caller: the agent never blocks its GLib thread on another program.
+static inline void handoff_dbus_call(GDBusConnection *c, const char *bus, const char *path, const char *iface, const char *method,
+                                     GVariant *parameters, gint timeout, GAsyncReadyCallback done, gpointer data) {
+    g_dbus_connection_call(c, bus, path, iface, method, parameters, NULL, G_DBUS_CALL_FLAGS_NO_AUTO_START, timeout, NULL, done, data);
+}

@@ -2,6 +2,7 @@ import HandoffCore
 import HandoffSystem
 import HandoffControlAPI
 import NIOHTTP1
+import NIOPosix
 
 /// The client library apps use to talk to their local handoffd (and what handoffctl is
 /// built on). Every call is one short HTTP exchange on the control socket.
@@ -239,6 +240,32 @@ public struct HandoffClient: Sendable {
     /// (HOST:PORT), dials that workstation to pair.
     public func openPairing(address: String? = nil) async throws -> PairingStatus {
         try decode(try await call(.openPairing, body: OpenPairingRequest(address: address).json), PairingStatus.init(json:))
+    }
+
+    /// Sets this workstation's identity aside for a new one (`pair --new-identity`):
+    /// handoffd answers, then restarts with the new identity (`waitForNewIdentity`).
+    public func renewIdentity(force: Bool = false) async throws -> IdentityRenewal {
+        try decode(try await call(.renewIdentity, body: RenewIdentityRequest(force: force).json), IdentityRenewal.init(json:))
+    }
+
+    /// Waits until handoffd answers again under another identity than `previous` (it
+    /// restarts after `renewIdentity`); fails after `seconds`.
+    public func waitForNewIdentity(previous: String, seconds: Int = 20) async throws -> DaemonStatus {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var last: Error?
+        while ContinuousClock.now < deadline {
+            do {
+                let s = try await status()
+                if s.deviceID != previous { return s }
+            } catch {
+                last = error
+            }
+            // On an event-loop timer: Task.sleep would start libdispatch's timer thread,
+            // which then wakes an idle session agent every second.
+            try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .milliseconds(100)) {}.futureResult.get()
+        }
+        throw HandoffClientError.connectionLost("handoffd did not come back with a new identity within \(seconds) s"
+            + (last.map { " (\($0))" } ?? "") + "; journalctl --user -u handoffd says why")
     }
 
     public func pairingStatus() async throws -> PairingStatus {

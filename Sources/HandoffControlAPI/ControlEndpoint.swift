@@ -15,6 +15,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     case invalidate
     case snapshot
     case identity
+    case renewIdentity
     case peers
     case trust
     case untrust
@@ -71,6 +72,7 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
         case .invalidate: ("POST", "/v1/activities/{id}/invalidate")
         case .snapshot: ("POST", "/v1/activities/{id}/snapshot")
         case .identity: ("GET", "/v1/identity")
+        case .renewIdentity: ("POST", "/v1/identity/renew")
         case .peers: ("GET", "/v1/peers")
         case .trust: ("POST", "/v1/peers/trust")
         case .untrust: ("POST", "/v1/peers/untrust")

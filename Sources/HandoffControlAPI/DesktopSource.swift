@@ -2,25 +2,32 @@ import HandoffCore
 
 /// A desktop source in the session agent (Docs/Desktop.md): `media` (MPRIS players),
 /// `recent-documents` (recently-used.xbel), `browser` (the browser extension's host), and
-/// `clipboard` (the desktop's clipboard, shared with the other workstations). Listed and
+/// `clipboard` (the desktop's clipboard, shared with the other workstations), and `tray`
+/// (the icon in the panel, with its menu: it offers nothing, but is switched the same way). Listed and
 /// switched through handoffd (`/v1/sources`), which asks the agent.
 public struct DesktopSource: Sendable, Equatable {
-    public static let names = ["media", "recent-documents", "browser", "clipboard"]
+    public static let names = ["media", "recent-documents", "browser", "clipboard", "tray"]
 
     public var name: String
     /// On in the agent's settings (and not turned off on its command line).
     public var enabled: Bool
     /// What it does now, for people: "following 2 players; offering “Song” (mpv)".
     public var detail: String
+    /// When it is on but cannot do its work here: what the user can do about it (doctor
+    /// shows it as a warning).
+    public var fix: String?
 
-    public init(name: String, enabled: Bool, detail: String) {
+    public init(name: String, enabled: Bool, detail: String, fix: String? = nil) {
         self.name = name
         self.enabled = enabled
         self.detail = detail
+        self.fix = fix
     }
 
     public var json: JSONValue {
-        .object(["name": .string(name), "enabled": .bool(enabled), "detail": .string(detail)])
+        var o: JSONObject = ["name": .string(name), "enabled": .bool(enabled), "detail": .string(detail)]
+        if let fix { o["fix"] = .string(fix) }
+        return .object(o)
     }
 
     public init(json: JSONValue) throws(ValidationError) {
@@ -29,7 +36,9 @@ public struct DesktopSource: Sendable, Equatable {
         guard case .bool(let enabled)? = o["enabled"] else { throw ValidationError(field: "enabled", problem: "must be true or false") }
         let detail = o["detail"]?.stringValue ?? ""
         guard detail.utf8.count <= 4096 else { throw ValidationError(field: "detail", problem: "is longer than 4096 bytes") }
-        self.init(name: name, enabled: enabled, detail: detail)
+        let fix = o["fix"]?.stringValue
+        guard (fix?.utf8.count ?? 0) <= 4096 else { throw ValidationError(field: "fix", problem: "is longer than 4096 bytes") }
+        self.init(name: name, enabled: enabled, detail: detail, fix: fix)
     }
 
     /// `{"sources": [...]}`, at most 32 of them.

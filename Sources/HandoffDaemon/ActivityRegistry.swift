@@ -92,8 +92,11 @@ public actor ActivityRegistry {
     /// Brings back the daemon-owned activities saved before a restart (crash included).
     public func restore() {
         guard let store else { return }
-        let saved = store.load(logger: logger)
+        var saved = store.load(logger: logger)
         lastSaved = saved
+        // This workstation's own: they come back under the name and identity it has now
+        // (a renamed workstation, or a new identity after `pair --new-identity`).
+        for i in saved.activities.indices { saved.activities[i].activity.origin = settings.device }
         table.restore(saved, at: clock.now())
         if !table.entries.isEmpty {
             logger.info("restored saved activities", metadata: ["count": "\(table.entries.count)", "current": "\(table.currentID?.rawValue ?? "none")"])

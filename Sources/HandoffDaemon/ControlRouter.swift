@@ -15,6 +15,8 @@ struct ControlRouter: Sendable {
     let stateDirectory: String
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
+    /// Where a new identity is asked for (handoffd restarts for it).
+    var restart: DaemonRestart?
     let status: @Sendable () async -> DaemonStatus
     var clock: any WallClock = SystemClock()
 
@@ -61,6 +63,13 @@ struct ControlRouter: Sendable {
                 return .error(HandoffError.badRequest("the event stream is served by the connection, not the router"))
             case .identity:
                 return .ok(Identity(deviceID: await peers.deviceID.description, name: peers.deviceName).json)
+            case .renewIdentity:
+                let body = try RenewIdentityRequest(body: try request.jsonObject())
+                guard let restart else { throw HandoffError(.unavailable, code: "unavailable", message: "this handoffd cannot restart itself") }
+                let previous = try await peers.renewalCheck(force: body.force)
+                let folder = IdentityRetirement.folder(stateDirectory: stateDirectory, id: previous, at: clock.now())
+                await restart.renewIdentity(keptAt: folder)
+                return .ok(IdentityRenewal(previousID: previous.description, keptAt: folder).json)
             case .peers:
                 return .ok(PeerInfo.listJSON(await peers.peers()))
             case .offers:

@@ -23,6 +23,9 @@ public struct Daemon: Sendable {
         self.logger = logger
     }
 
+    /// Runs until SIGTERM or SIGINT. A new identity (`POST /v1/identity/renew`) stops
+    /// every service, sets the old identity's files aside, and starts them all again in
+    /// this process, on the same control socket.
     public func run() async throws {
         let config = configuration
         let listener: ControlListener
@@ -33,6 +36,26 @@ public struct Daemon: Sendable {
             try ControlListener.prepare(path: config.socketPath)
             listener = .path(config.socketPath)
         }
+        while true {
+            let restart = DaemonRestart()
+            // NIO closes the socket it serves when it stops: each run gets its own copy of
+            // systemd's, which stays open for the next.
+            var served = listener
+            if case .inherited(let fd, let path) = listener { served = .inherited(fd: fcntl(fd, F_DUPFD_CLOEXEC, 0), path: path) }
+            try await runOnce(listener: served, restart: restart)
+            guard let folder = restart.renewal else { return }
+            do {
+                let moved = try IdentityRetirement.retire(stateDirectory: config.stateDirectory, into: folder)
+                logger.notice("set the old identity aside; starting again with a new one", metadata: ["kept": "\(folder)", "files": "\(moved.joined(separator: ", "))"])
+            } catch {
+                logger.error("could not set the old identity aside; starting again with it", metadata: ["error": "\(error)"])
+            }
+            if case .path = listener { try ControlListener.prepare(path: config.socketPath) }
+        }
+    }
+
+    private func runOnce(listener: ControlListener, restart: DaemonRestart) async throws {
+        let config = configuration
         try AtomicFile.makeDirectories(config.stateDirectory)
         removeInterruptedSaves(in: config.stateDirectory)
         // One clock and one place for timers, handed to every part that decides by time.
@@ -100,7 +123,7 @@ public struct Daemon: Sendable {
             Task { await peers?.sessionClosed(token) }
         }
         let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
-                                   stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, status: {
+                                   stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, restart: restart, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
                 version: APIVersion.software, apiVersion: APIVersion.current, deviceName: device.name, deviceID: device.id,
@@ -156,6 +179,7 @@ public struct Daemon: Sendable {
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
+        restart.serve(group)
         // What was changed last is on disk before the process ends, however it ends.
         do { try await group.run() } catch {
             await StateWriter.shared.settleAll()

@@ -56,6 +56,8 @@ extension SessionAgent {
             logger.info("clipboard off")
         }
         // The browser's host reads the setting itself, with each tab it is told about.
+        if config.tray != (await presenceTrayShown()) { await applyTray(config) }
+        await publishPresence()
     }
 
     /// The host learns of `browser = no` with the next tab; the offer it made ends now.
@@ -146,6 +148,8 @@ extension SessionAgent {
             shared = "not working: \(clipboard.problem ?? "no display")"
         }
         list.append(DesktopSource(name: "clipboard", enabled: config.clipboard, detail: shared))
+        let tray = trayDetail(config)
+        list.append(DesktopSource(name: "tray", enabled: config.tray, detail: tray.detail, fix: tray.fix))
         return list
     }
 }

@@ -57,6 +57,8 @@ public actor SessionAgent {
     var sleepWatch: Task<Void, Never>?
     /// The clipboard across workstations (`SessionAgent+Clipboard`).
     var clipboard = ClipboardBridge()
+    /// The tray, the presence on the session bus and search (`SessionAgent+Presence`).
+    var presence = PresenceKeeping()
 
     public init(client: HandoffClient, settings: Settings, logger: Logger) {
         self.client = client
@@ -67,6 +69,7 @@ public actor SessionAgent {
     public func run() async throws {
         policy.enabled = loadConfiguration().notifications && settings.notificationsAllowed
         if policy.enabled { await startNotifications() }
+        await startPresence()
         var backoff: UInt64 = 1
         while !Task.isCancelled {
             do {
@@ -85,12 +88,15 @@ public actor SessionAgent {
                 await reconcileSources(loadConfiguration())
                 await guardSleep(session: session.token)
                 await clipboardSessionStarted()
+                await presenceSessionStarted()
                 for try await event in session.events { await handle(event) }
                 logger.warning("handoffd ended the event stream; connecting again")
+                await presenceDaemonGone("it ended the event stream")
             } catch is CancellationError {
                 return
             } catch {
                 logger.warning("cannot reach handoffd; trying again in \(backoff) s", metadata: ["error": "\(error)"])
+                await presenceDaemonGone("\(error)")
             }
             try await LoopSleep.sleep(nanoseconds: backoff * 1_000_000_000)
             backoff = min(backoff * 2, 30)
@@ -98,6 +104,7 @@ public actor SessionAgent {
     }
 
     private func handle(_ event: ControlEvent) async {
+        await presenceEvent(event)
         switch event {
         case .launchRequested(let launchID, let record, let device):
             // On its own: a launch may wait for an app or a download, and events (a
@@ -275,7 +282,7 @@ public actor SessionAgent {
         }
     }
 
-    private func currentResolver(overrides: [String: String]) async -> HandlerResolver {
+    func currentResolver(overrides: [String: String]) async -> HandlerResolver {
         let userApplications = settings.userApplications
         let (apps, problems, browser) = await loop.run {
             let (apps, problems) = DesktopApps.all(userApplications: userApplications)
@@ -364,7 +371,7 @@ public actor SessionAgent {
         }
     }
 
-    private func tellFailure(_ message: String) async {
+    func tellFailure(_ message: String) async {
         logger.warning("continuing from a notification failed", metadata: ["error": "\(message)"])
         _ = try? await notifications?.notify(appName: "Handoff", summary: "Could not continue", body: message, icon: "dialog-error",
                                              desktopEntry: nil, actions: [], replacing: nil)

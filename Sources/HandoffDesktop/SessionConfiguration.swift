@@ -32,6 +32,8 @@ public struct SessionConfiguration: Sendable, Equatable {
     /// (`WM_CLASS` instance or class, process name), ignoring case: `keepassxc;org.example.Vault`.
     /// X11 only: Wayland's data-control protocol does not say which app copied.
     public var clipboardExcludedApps: [String] = []
+    /// The tray icon (a StatusNotifierItem) with its menu, where a panel shows one.
+    public var tray = true
 
     public init() {}
 
@@ -59,6 +61,7 @@ public struct SessionConfiguration: Sendable, Equatable {
             case "browser": browser = try yes()
             case "fetch-documents": fetchDocuments = try yes()
             case "clipboard": clipboard = try yes()
+            case "tray": tray = try yes()
             case "clipboard-exclude-types":
                 let list = value.split(separator: ";").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
                 let bad = list.filter { !ClipboardFormat.isValidType($0.hasSuffix("/*") ? String($0.dropLast()) + "x" : $0) }

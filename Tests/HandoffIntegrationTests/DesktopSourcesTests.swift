@@ -93,7 +93,7 @@ struct DesktopSourcesTests {
 
             // Unknown sources and bad words are clear errors.
             let unknown = try await net.ctl("a", "sources", "off", "telepathy")
-            #expect(unknown.status == 1 && unknown.stderr.contains("the sources are media, recent-documents, browser, clipboard"), "\(unknown)")
+            #expect(unknown.status == 1 && unknown.stderr.contains("the sources are media, recent-documents, browser, clipboard, tray"), "\(unknown)")
             let bad = try await net.ctl("a", "sources", "maybe", "media")
             #expect(bad.status == 2, "\(bad)")
 

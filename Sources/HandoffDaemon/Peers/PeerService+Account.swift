@@ -144,4 +144,20 @@ extension PeerService {
     }
 
     func isRemoved(_ id: DeviceID) -> Bool { account.membership.removed.contains { $0.id == id } }
+
+    /// Whether this workstation may take a new identity (`pair --new-identity`): when it
+    /// was removed from the account, or is alone in it. While others still count it a
+    /// member they would keep its old identity, so that takes `force`. Returns the
+    /// identity to set aside.
+    func renewalCheck(force: Bool) throws(HandoffError) -> DeviceID {
+        let own = identity.deviceID
+        let others = account.membership.members.filter { $0.id != own }
+        guard force || isRemoved(own) || others.isEmpty else {
+            let names = others.prefix(3).map { trust.entry($0.id)?.name.nonEmpty ?? $0.name.nonEmpty ?? $0.id.shortID }.joined(separator: ", ")
+            throw HandoffError(.conflict, code: "still_a_member", message:
+                "this workstation is still a member of your account with \(others.count) other\(others.count == 1 ? "" : "s") (\(names)), which would go on trusting its old identity; "
+                + "remove it from one of them first (`handoffctl remove \(own)` there), or renew anyway with --force and remove the old identity afterwards")
+        }
+        return own
+    }
 }

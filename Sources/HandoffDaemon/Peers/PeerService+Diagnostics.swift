@@ -19,11 +19,19 @@ extension PeerService {
         let certificateKey = try? identity.certificate.extractPublicKey().toSPKIBytes()
         checks.append(certificateKey != Array(identity.signingKey.publicKey.derRepresentation)
             ? DiagnosticCheck("identity", .failed, "Device identity", "the private key in \(stateDirectory) is not the certificate's: no other workstation can connect",
-                              fix: "stop handoffd, move device-cert.pem and device-key.pem away (a new identity is made), then pair again")
+                              fix: "handoffctl pair --new-identity (the old files are kept aside, a new identity is made, then pairing starts)")
             : identity.replaced.map {
                 DiagnosticCheck("identity", .warning, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); \($0)",
                                 fix: "your other workstations trusted the old identity: on one of them, remove the old device (handoffctl devices remove OLD-ID), then pair this one again (handoffctl pair)")
             } ?? DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); its key matches its certificate"))
+        let own = identity.deviceID
+        if let removal = accountDevices().removed.first(where: { $0.id == own.description }) {
+            let by = removal.removedBy.map { " by \($0.name.nonEmpty ?? String($0.id.prefix(7)))" } ?? ""
+            let when = removal.removedAt.map { " on \($0.rfc3339.prefix(10))" } ?? ""
+            checks.append(DiagnosticCheck("account", .failed, "Account",
+                                          "this workstation was removed from your account\(by)\(when): your other workstations no longer trust it, and a removal is final",
+                                          fix: "handoffctl pair --new-identity (a new identity for this workstation, the old one kept aside; then run handoffctl pair on one of your others)"))
+        }
         if let problem = trust.loadProblem {
             checks.append(DiagnosticCheck("trust", .failed, "Trusted devices", problem,
                                           fix: "restore the kept file as trusted-devices.json (then restart handoffd), or pair your workstations again"))

@@ -188,6 +188,20 @@ extension SessionAgent {
         }
     }
 
+    /// The user asked, from the tray, to paste here what another workstation copied: its
+    /// copy becomes this desktop's clipboard again, whatever was copied here since (a copy
+    /// kept from the others, a password, say). Returns why not, if it cannot.
+    func offerHere(_ record: ClipboardRecord) async -> String? {
+        guard clipboard.desktop != nil else {
+            return "there is no clipboard to paste into here (\(clipboard.problem ?? "the clipboard source is off: handoffctl sources on clipboard")); `handoffctl paste` gives the copy"
+        }
+        if let offered = clipboard.offered { clipboard.desktop?.withdraw(offered) }
+        clipboard.offered = nil
+        clipboard.lastLocalCopy = nil
+        await accountClipboard(record)
+        return clipboard.offered == record.id ? nil : "that copy could not be offered here"
+    }
+
     // MARK: - Another workstation pastes our copy
 
     /// The bytes of the copy here in one format, read from the app that copied only now;

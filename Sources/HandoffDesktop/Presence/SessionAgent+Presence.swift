@@ -1,0 +1,357 @@
+import FoundationEssentials
+import HandoffClient
+import HandoffControlAPI
+import HandoffCore
+import Logging
+import NIOConcurrencyHelpers
+
+/// What the agent keeps for the presence (Docs/Desktop.md, "Presence").
+struct PresenceKeeping {
+    var bus: PresenceBus?
+    var problem: String?
+    var state = Presence()
+    var menu = MenuLayout()
+    var host: StatusNotifierItem.HostState?
+    /// Refreshes asked for while one runs: it runs again for them.
+    var wantOffers = false
+    var wantChecks = false
+    var refreshing = false
+    var commands: Task<Void, Never>?
+}
+
+/// The presence in the panel and search from the shell: the agent keeps a `Presence`
+/// current from handoffd's events and answers, shows it (`PresenceBus`), and does what
+/// the user asks there through handoffd's API, as `handoffctl` would.
+extension SessionAgent {
+    /// How long a search waits for the history before it answers with what is ready.
+    static let historyDeadline: UInt64 = 80_000_000
+
+    func startPresence() async {
+        let bus = PresenceBus(loop: loop)
+        do { try await loop.run { try bus.start() } } catch {
+            presence.problem = "\(error)"
+            logger.warning("no presence on the session bus (no tray, no search)", metadata: ["error": "\(error)"])
+            return
+        }
+        presence.bus = bus
+        presence.commands = Task { [weak self] in
+            for await command in bus.commands {
+                // Each on its own: a search must not wait behind an app that takes its time to open.
+                Task { await self?.presenceCommand(command) }
+            }
+        }
+        await applyTray(loadConfiguration())
+    }
+
+    /// Shows or hides the tray as the settings say.
+    func applyTray(_ config: SessionConfiguration) async {
+        guard let bus = presence.bus else { return }
+        do { try await loop.run { try bus.setTray(config.tray) } } catch {
+            logger.warning("no tray icon", metadata: ["error": "\(error)"])
+            presence.host = .failed("\(error)")
+        }
+    }
+
+    func presenceTrayShown() async -> Bool {
+        guard let bus = presence.bus else { return false }
+        return await loop.run { bus.trayShown }
+    }
+
+    /// A new event session: everything is read again.
+    func presenceSessionStarted() async {
+        presence.state.clipboard = try? await client.clipboard()
+        let pairing = try? await client.pairingStatus()
+        presence.state.pairing = pairing?.state == .closed ? nil : pairing
+        await refreshPresence(offers: true, checks: true)
+    }
+
+    /// handoffd went away: nothing is offered until it is back, and the menu says why.
+    func presenceDaemonGone(_ why: String) async {
+        presence.state.offers = []
+        presence.state.clipboard = nil
+        presence.state.pairing = nil
+        presence.state.problems = [Presence.Problem(id: "daemon", detail: "handoffd is not running (\(why))",
+                                                    fix: "systemctl --user start handoffd")]
+        await publishPresence()
+    }
+
+    func presenceEvent(_ event: ControlEvent) async {
+        guard presence.bus != nil else { return }
+        switch event {
+        case .peerOffer:
+            await refreshPresence(offers: true)
+        case .peerConnected, .peerDisconnected:
+            await refreshPresence(offers: true, checks: true)
+        case .clipboard(let record):
+            presence.state.clipboard = record
+            await publishPresence()
+        case .pairing(let status):
+            presence.state.pairing = status.state == .closed || status.state == .paired ? nil : status
+            if status.state == .paired { await refreshPresence(checks: true) } else { await publishPresence() }
+        default:
+            break
+        }
+    }
+
+    /// Reads what changed from handoffd (the offers, doctor's checks), then shows it. A
+    /// refresh asked for while one runs is folded into it.
+    func refreshPresence(offers: Bool = false, checks: Bool = false) async {
+        presence.wantOffers = presence.wantOffers || offers
+        presence.wantChecks = presence.wantChecks || checks
+        guard !presence.refreshing else { return }
+        presence.refreshing = true
+        defer { presence.refreshing = false }
+        while presence.wantOffers || presence.wantChecks {
+            let (o, c) = (presence.wantOffers, presence.wantChecks)
+            presence.wantOffers = false
+            presence.wantChecks = false
+            if o, let listed = try? await client.offers() {
+                let resolver = await currentResolver(overrides: loadConfiguration().handlers)
+                presence.state.offers = Presence.offers(listed, at: SystemClock.now()) { summary in
+                    guard case .open(let app, _, _) = resolver.plan(activityID: "", activityType: summary.activityType, webpageURL: summary.webpageURL)
+                    else { return nil }
+                    return Presence.App(id: app.id, name: app.name, icon: app.icon)
+                }
+            }
+            if c {
+                if let checks = try? await client.diagnostics() { presence.state.problems = Presence.problems(checks) }
+                if let devices = try? await client.devices(), let me = try? await client.status().deviceID {
+                    presence.state.removed = devices.removed.contains { $0.id == me }
+                }
+            }
+            await publishPresence()
+        }
+    }
+
+    /// Shows the presence as it is now: properties, icon, menu (only what changed).
+    func publishPresence() async {
+        guard let bus = presence.bus else { return }
+        let config = loadConfiguration()
+        presence.state.sources = DesktopSource.names.filter { $0 != "tray" }
+        presence.state.sourcesOff = presence.state.sources.filter { name in
+            switch name {
+            case "media": !(config.media && settings.mediaAllowed)
+            case "recent-documents": !config.recentDocuments
+            case "browser": !config.browser
+            case "clipboard": !config.clipboard
+            default: false
+            }
+        }
+        let now = SystemClock.now()
+        let changes = presence.menu.update(PresenceMenu.entries(presence.state, at: now))
+        let properties = PresenceInterface.properties(of: presence.state, tray: trayDetail(config).detail, at: now)
+        let look = Self.look(presence.state)
+        let menu = presence.menu
+        await loop.run { bus.show(properties: properties, look: look, menu: menu, changes: changes) }
+    }
+
+    /// The icon says whether something waits; the tooltip what.
+    static func look(_ p: Presence) -> StatusNotifierItem.Look {
+        var look = StatusNotifierItem.Look()
+        guard let newest = p.offers.first else {
+            look.tooltipBody = "Nothing to continue from your other workstations"
+            return look
+        }
+        look.iconName = "handoff-available"
+        let from = newest.device.name.isEmpty ? "another workstation" : newest.device.name
+        var body = "Continue " + MenuText.quoted(newest.title) + " from " + MenuText.line(from, limit: 32)
+        if p.offers.count > 1 { body += " (and \(p.offers.count - 1) more)" }
+        // Plasma renders the body as rich text: what other machines wrote is escaped.
+        look.tooltipBody = MenuText.escaped(body)
+        return look
+    }
+
+    /// What `handoffctl sources` says of the tray, and what doctor advises.
+    func trayDetail(_ config: SessionConfiguration) -> (detail: String, fix: String?) {
+        if !config.tray { return ("off (tray = no in \(settings.configPath))", nil) }
+        if let problem = presence.problem { return ("not working: \(problem)", "check that the session bus runs (DBUS_SESSION_BUS_ADDRESS)") }
+        switch presence.host {
+        case .registered(let pid)?:
+            let name = pid.flatMap { Self.processName($0) }
+            return ("shown in the panel" + (name.map { " by \($0)" } ?? ""), nil)
+        case .failed(let why)?:
+            return ("the panel refused the icon: \(why)", "restart the panel, or turn the tray off: handoffctl sources off tray")
+        case .none?, nil:
+            return ("no panel here shows tray icons (nothing owns org.kde.StatusNotifierWatcher); notifications say what is offered",
+                    "GNOME: sudo apt install gnome-shell-extension-appindicator, then gnome-extensions enable ubuntu-appindicators@ubuntu.com and log in again; Xfce, KDE Plasma, waybar and others show it in their tray or status area")
+        }
+    }
+
+    private static func processName(_ pid: UInt32) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/comm") else { return nil }
+        let name = String(decoding: data.prefix(64), as: UTF8.self).filter { !$0.isWhitespace && !$0.isNewline }
+        return name.isEmpty ? nil : name
+    }
+
+    // MARK: - What the user does there
+
+    func presenceCommand(_ command: PresenceBus.Command) async {
+        switch command {
+        case .menuClicked(let key):
+            guard let action = PresenceMenu.action(forKey: key, in: presence.state) else { return }
+            if let failure = await perform(action) { await tellFailure(failure) }
+        case .activate:
+            guard let newest = presence.state.offers.first else { return }
+            if let failure = await continueOffer(newest.device.id, newest.activity.id.rawValue) { await tellFailure(failure) }
+        case .menuOpened:
+            await refreshPresence(offers: true, checks: true)
+        case .trayHost(let state):
+            presence.host = state
+            logger.info("tray", metadata: ["host": "\(state)"])
+            await publishPresence()
+        case .search(let query, let invocation):
+            await answerSearch(query, invocation)
+        case .activateResult(let result):
+            let failure: String?
+            switch result {
+            case .offer(let device, let id): failure = await continueOffer(device, id)
+            case .history(let entry):
+                do { _ = try await client.reopenHistoryEntry(entry); failure = nil } catch { failure = "\(error)" }
+            }
+            if let failure { await tellFailure(failure) }
+        case .presence(let method, let a, let invocation):
+            await presenceMethod(method, a, invocation)
+        }
+    }
+
+    private func presenceMethod(_ method: String, _ a: [DBusValue], _ invocation: DBusInvocation) async {
+        switch method {
+        case "Continue":
+            var device = a[0].string ?? "", id = a[1].string ?? ""
+            if device.isEmpty && id.isEmpty, let newest = presence.state.offers.first {
+                (device, id) = (newest.device.id, newest.activity.id.rawValue)
+            }
+            guard !id.isEmpty || !device.isEmpty else { return await invocation.fail("NothingOffered", "nothing to continue") }
+            if let failure = await continueOffer(device, id) { return await invocation.fail("Failed", failure) }
+            await invocation.reply([.string("continued")])
+        case "Paste":
+            guard let copy = presence.state.foreignCopy(at: SystemClock.now()) else {
+                return await invocation.fail("NothingCopied", "no other workstation copied anything lately")
+            }
+            if let failure = await perform(.paste(copy.id)) { return await invocation.fail("Failed", failure) }
+            await invocation.reply([.string("ready to paste")])
+        case "Pair":
+            if let failure = await perform(a[0].boolValue == true ? .pairWithNewIdentity : .pair) { return await invocation.fail("Failed", failure) }
+            await invocation.reply([.string("pairing")])
+        case "StopPairing":
+            _ = await perform(.stopPairing)
+            await invocation.reply([])
+        case "SetSource":
+            do { _ = try await client.setSource(a[0].string ?? "", enabled: a[1].boolValue ?? true) } catch {
+                return await invocation.fail("Failed", "\(error)")
+            }
+            await invocation.reply([])
+        case "Refresh":
+            await refreshPresence(offers: true, checks: true)
+            await invocation.reply([])
+        default:
+            await invocation.fail("UnknownMethod", method)
+        }
+    }
+
+    /// Does what an entry of the menu says; returns what went wrong, for the user.
+    func perform(_ action: PresenceMenu.Action) async -> String? {
+        switch action {
+        case .continueOffer(let device, let id):
+            return await continueOffer(device, id)
+        case .paste(let id):
+            guard let record = presence.state.clipboard, record.id == id, !record.local else { return "that copy is not the newest any more" }
+            return await offerHere(record)
+        case .pair:
+            do { _ = try await client.openPairing() } catch { return "\(error)" }
+            return nil
+        case .pairWithNewIdentity:
+            do {
+                let renewal = try await client.renewIdentity()
+                logger.notice("this workstation has a new identity; pairing", metadata: ["previous": "\(renewal.previousID)", "kept": "\(renewal.keptAt)"])
+                _ = try await client.waitForNewIdentity(previous: renewal.previousID)
+                _ = try await client.openPairing()
+            } catch { return "\(error)" }
+            return nil
+        case .stopPairing:
+            _ = try? await client.cancelPairing()
+            return nil
+        case .setSource(let name, let enabled):
+            do { _ = try await client.setSource(name, enabled: enabled) } catch { return "\(error)" }
+            return nil
+        case .explain(let problemID):
+            guard let p = presence.state.problems.first(where: { $0.id == problemID }) else { return nil }
+            _ = try? await notifications?.notify(appName: "Handoff", summary: MenuText.line(p.detail, limit: 80),
+                                                 body: p.detail + (p.fix.map { "\n\nWhat to do: \($0)" } ?? ""),
+                                                 icon: "dialog-warning", desktopEntry: nil, actions: [], replacing: nil)
+            return nil
+        }
+    }
+
+    /// Continues an offer and opens it, as `handoffctl continue --from DEVICE ID` does.
+    func continueOffer(_ device: String, _ id: String) async -> String? {
+        do {
+            let continued = try await client.continueActivity(from: device.isEmpty ? nil : device, id: id.isEmpty ? nil : id, launch: true)
+            if case .failed(_, let message)? = continued.launch { return message }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    // MARK: - Search
+
+    /// A query from GNOME Shell or KRunner: the live offers it finds at once, with the
+    /// history's entries if they come within `historyDeadline`. Nothing when the history
+    /// is off: that is the user's "do not remember".
+    func answerSearch(_ query: SearchProviders.Query, _ invocation: DBusInvocation) async {
+        let terms: [String]
+        switch query {
+        case .gnome(let t): terms = ShellSearch.terms(t)
+        case .krunner(let q): terms = ShellSearch.terms([q])
+        }
+        var metas: [ShellSearch.Meta] = []
+        if !terms.isEmpty {
+            let now = SystemClock.now()
+            let client = self.client
+            let history = await Self.within(Self.historyDeadline) { () -> Result<[HistoryEntry], HandoffClientError>? in
+                do { return .success(try await client.history(HistoryQuery(text: terms.joined(separator: " "), limit: ShellSearch.maximumResults))) } catch let e as HandoffClientError {
+                    return .failure(e)
+                } catch { return nil }
+            }
+            if case .failure(.api(let e))?? = history, e.code == "no_history" {
+                metas = []
+            } else {
+                let live = ShellSearch.offers(presence.state, terms)
+                metas = live.map { ShellSearch.meta($0, at: now) }
+                if case .success(let entries)?? = history {
+                    // The history's entry of what is offered live now adds nothing.
+                    let liveIDs = Set(live.map(\.activity.id.rawValue))
+                    metas += entries.filter { !liveIDs.contains($0.activityID) }.map { ShellSearch.meta($0, at: now) }
+                }
+            }
+        }
+        if let bus = presence.bus { let found = metas; await loop.run { bus.remember(found) } }
+        switch query {
+        case .gnome:
+            await invocation.reply([.array("s", metas.map { .string($0.result.id) })])
+        case .krunner:
+            await invocation.reply([.array("(sssida{sv})", metas.enumerated().map { i, m in
+                let live: Bool = if case .offer = m.result { true } else { false }
+                return .tuple([.string(m.result.id), .string(m.name), .string(m.icon), .int32(live ? 100 : 30),
+                               .double(max(0.1, (live ? 1.0 : 0.7) - Double(i) * 0.01)), .dictionary([DBusEntry("subtext", .string(m.description))])])
+            })])
+        }
+    }
+
+    /// `work`'s answer if it comes within `nanoseconds`, else nil (it goes on, unheard).
+    static func within<T: Sendable>(_ nanoseconds: UInt64, _ work: @escaping @Sendable () async -> T) async -> T? {
+        let waiting = NIOLockedValueBox<CheckedContinuation<T?, Never>?>(nil)
+        return await withCheckedContinuation { (c: CheckedContinuation<T?, Never>) in
+            waiting.withLockedValue { $0 = c }
+            Task {
+                let value = await work()
+                waiting.withLockedValue { $0?.resume(returning: value); $0 = nil }
+            }
+            Task {
+                try? await LoopSleep.sleep(nanoseconds: nanoseconds)
+                waiting.withLockedValue { $0?.resume(returning: nil); $0 = nil }
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import CGIO
+import HandoffCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The tray icon: an `org.kde.StatusNotifierItem` (the freedesktop StatusNotifierItem as
+/// every panel implements it) whose menu is `DBusMenu`. It owns the name
+/// `org.kde.StatusNotifierItem-PID-1` and registers it with the panel's
+/// `org.kde.StatusNotifierWatcher`, again each time a watcher appears (a panel started
+/// or restarted, an extension enabled). GLib thread only.
+final class StatusNotifierItem: @unchecked Sendable {
+    static let path = "/StatusNotifierItem"
+    static let watcher = "org.kde.StatusNotifierWatcher"
+
+    /// What the icon says; set by `show`.
+    struct Look: Equatable {
+        var iconName = "handoff"
+        var tooltipTitle = "Handoff"
+        var tooltipBody = ""
+    }
+
+    private let connection: OpaquePointer
+    private var object: DBusObject?
+    private var nameOwner: guint = 0
+    private var watch: guint = 0
+    let busName = "org.kde.StatusNotifierItem-\(getpid())-1"
+    private var look = Look()
+    /// Who hosts it now (the watcher's unique name), for `handoffctl sources`.
+    private(set) var host: String?
+    private let onActivate: () -> Void
+    private let onHost: (HostState) -> Void
+
+    enum HostState: Sendable, Equatable {
+        /// No panel here shows tray icons.
+        case none
+        /// Registered with the watcher owned by this process (pid, name) or unknown.
+        case registered(pid: UInt32?)
+        case failed(String)
+    }
+
+    init(connection: OpaquePointer, loop: GLibLoop, menuPath: String, onActivate: @escaping () -> Void, onHost: @escaping (HostState) -> Void) throws {
+        self.connection = connection
+        self.onActivate = onActivate
+        self.onHost = onHost
+        object = try DBusObject(connection: connection, loop: loop, path: Self.path, interface: "org.kde.StatusNotifierItem", xml: Self.xml,
+                                methods: { [weak self] method, _, invocation in
+            invocation.returnNow([])
+            if method == "Activate" { self?.onActivate() }
+        }, properties: { [weak self] name in self?.property(name, menuPath: menuPath) })
+        nameOwner = DBusNames.own(connection, busName) { _ in }
+        watch = DBusNames.watch(connection, Self.watcher) { [weak self] owner in self?.watcherChanged(owner) }
+    }
+
+    private func property(_ name: String, menuPath: String) -> DBusValue? {
+        switch name {
+        case "Category": .string("ApplicationStatus")
+        case "Id": .string("handoff")
+        case "Title": .string("Handoff")
+        // Always shown: the icon says whether something waits, not whether it is there.
+        case "Status": .string("Active")
+        case "WindowId": .int32(0)
+        case "IconThemePath": .string("")
+        case "Menu": .objectPath(menuPath)
+        case "ItemIsMenu": .bool(false)
+        case "IconName": .string(look.iconName)
+        case "IconPixmap", "OverlayIconPixmap", "AttentionIconPixmap": .array("(iiay)", [])
+        case "OverlayIconName", "AttentionIconName", "AttentionMovieName": .string("")
+        case "ToolTip": .tuple([.string(look.iconName), .array("(iiay)", []), .string(look.tooltipTitle), .string(look.tooltipBody)])
+        default: nil
+        }
+    }
+
+    /// Shows a new look; a panel hears of what changed.
+    func show(_ new: Look) {
+        let old = look
+        look = new
+        if old.iconName != new.iconName { object?.emit("NewIcon", []) }
+        if old.tooltipTitle != new.tooltipTitle || old.tooltipBody != new.tooltipBody || old.iconName != new.iconName {
+            object?.emit("NewToolTip", [])
+        }
+    }
+
+    private func watcherChanged(_ owner: String?) {
+        host = nil
+        guard let owner else {
+            onHost(.none)
+            return
+        }
+        DBusNames.call(connection, bus: Self.watcher, path: "/StatusNotifierWatcher", interface: Self.watcher,
+                       method: "RegisterStatusNotifierItem", [.string(busName)]) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success:
+                self.host = owner
+                DBusNames.call(self.connection, bus: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                               method: "GetConnectionUnixProcessID", [.string(owner)]) { [weak self] pid in
+                    let n = (try? pid.get())?.first?.int
+                    self?.onHost(.registered(pid: n.flatMap { UInt32(exactly: $0) }))
+                }
+            case .failure(let e):
+                self.onHost(.failed(e.description))
+            }
+        }
+    }
+
+    /// Off the bus: the watcher drops the item when its name goes.
+    func close() {
+        if watch != 0 { g_bus_unwatch_name(watch); watch = 0 }
+        if nameOwner != 0 { g_bus_unown_name(nameOwner); nameOwner = 0 }
+        object?.unregister()
+        object = nil
+    }
+
+    static let xml = """
+        <node>
+          <interface name="org.kde.StatusNotifierItem">
+            <property name="Category" type="s" access="read"/>
+            <property name="Id" type="s" access="read"/>
+            <property name="Title" type="s" access="read"/>
+            <property name="Status" type="s" access="read"/>
+            <property name="WindowId" type="i" access="read"/>
+            <property name="IconThemePath" type="s" access="read"/>
+            <property name="Menu" type="o" access="read"/>
+            <property name="ItemIsMenu" type="b" access="read"/>
+            <property name="IconName" type="s" access="read"/>
+            <property name="IconPixmap" type="a(iiay)" access="read"/>
+            <property name="OverlayIconName" type="s" access="read"/>
+            <property name="OverlayIconPixmap" type="a(iiay)" access="read"/>
+            <property name="AttentionIconName" type="s" access="read"/>
+            <property name="AttentionIconPixmap" type="a(iiay)" access="read"/>
+            <property name="AttentionMovieName" type="s" access="read"/>
+            <property name="ToolTip" type="(sa(iiay)ss)" access="read"/>
+            <method name="ContextMenu"><arg name="x" type="i" direction="in"/><arg name="y" type="i" direction="in"/></method>
+            <method name="Activate"><arg name="x" type="i" direction="in"/><arg name="y" type="i" direction="in"/></method>
+            <method name="SecondaryActivate"><arg name="x" type="i" direction="in"/><arg name="y" type="i" direction="in"/></method>
+            <method name="Scroll"><arg name="delta" type="i" direction="in"/><arg name="orientation" type="s" direction="in"/></method>
+            <method name="ProvideXdgActivationToken"><arg name="token" type="s" direction="in"/></method>
+            <signal name="NewTitle"/>
+            <signal name="NewIcon"/>
+            <signal name="NewAttentionIcon"/>
+            <signal name="NewOverlayIcon"/>
+            <signal name="NewToolTip"/>
+            <signal name="NewStatus"><arg name="status" type="s"/></signal>
+            <signal name="NewIconThemePath"><arg name="icon_theme_path" type="s"/></signal>
+            <signal name="NewMenu"/>
+          </interface>
+        </node>
+        """
+}
