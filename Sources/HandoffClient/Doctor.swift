@@ -42,8 +42,9 @@ public enum Doctor {
         let port = daemonChecks.first { $0.id == "discovery" }.flatMap { peerPort(in: $0.detail) }
         checks.append(firewallCheck(peerPort: port))
         if checks.first(where: { $0.id == "daemon" })?.status == .ok, (try? await client.status())?.launcher == true,
-           let source = (try? await client.sources())?.first(where: { $0.name == "clipboard" }) {
-            checks.append(clipboardCheck(source))
+           let sources = try? await client.sources() {
+            if let clipboard = sources.first(where: { $0.name == "clipboard" }) { checks.append(clipboardCheck(clipboard)) }
+            if let tray = sources.first(where: { $0.name == "tray" }) { checks.append(trayCheck(tray)) }
         }
         return checks + daemonChecks
     }
@@ -63,6 +64,13 @@ public enum Doctor {
         if source.detail.hasPrefix("sharing") { return DiagnosticCheck("clipboard", .ok, "clipboard", source.detail) }
         return DiagnosticCheck("clipboard", .warning, "clipboard", source.detail,
                                fix: "the session agent needs DISPLAY (X11) or WAYLAND_DISPLAY with a data-control protocol (sway, KWin); \(everywhere)")
+    }
+
+    /// Whether a panel shows the tray icon here; if not, what this desktop needs (the
+    /// agent says, in the source's `fix`).
+    static func trayCheck(_ source: DesktopSource) -> DiagnosticCheck {
+        guard source.enabled, let fix = source.fix else { return DiagnosticCheck("tray", .ok, "Tray icon", source.detail) }
+        return DiagnosticCheck("tray", .warning, "Tray icon", source.detail, fix: fix)
     }
 
     static func socketCheck(_ path: String, _ info: stat) -> DiagnosticCheck {

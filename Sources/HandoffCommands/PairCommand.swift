@@ -14,7 +14,9 @@ struct PairCommand: AsyncParsableCommand {
             local network (or give one the other's address with --address HOST:PORT), and both show \
             the same 6-digit code: check that they do, and confirm on both. A script passes the code \
             it was shown with --code; without a terminal and without --code, confirm later with \
-            `handoffctl pair --code NNNNNN`. `handoffctl trust ID` still works for those who prefer IDs.
+            `handoffctl pair --code NNNNNN`. `handoffctl trust ID` still works for those who prefer IDs. \
+            A workstation removed from your account pairs again with --new-identity: it gets a new identity \
+            (the old one's files are kept aside in handoffd's state folder) and pairs as a new workstation.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -28,12 +30,31 @@ struct PairCommand: AsyncParsableCommand {
     @Flag(help: "Close the pairing window.")
     var cancel = false
 
+    @Flag(name: .customLong("new-identity"), help: "First give this workstation a new identity (handoffd restarts; the old identity's files are kept aside): how a workstation removed from your account pairs again.")
+    var newIdentity = false
+
+    @Flag(help: "With --new-identity: even while this workstation is still a member of your account (remove its old identity there afterwards).")
+    var force = false
+
+    func validate() throws {
+        if force && !newIdentity { throw ValidationError("--force goes with --new-identity") }
+        if cancel && newIdentity { throw ValidationError("--cancel and --new-identity do not go together") }
+    }
+
     func run() async throws {
         let client = options.client
         if cancel {
             let s = try await client.cancelPairing()
             Output.out(options.json ? s.json.prettySerialized() : "pairing window closed")
             return
+        }
+        if newIdentity {
+            let renewal = try await client.renewIdentity(force: force)
+            if !options.json {
+                Output.out("The old identity \(renewal.previousID) is kept in \(renewal.keptAt); handoffd restarts with a new one.")
+            }
+            let status = try await client.waitForNewIdentity(previous: renewal.previousID)
+            if !options.json { Output.out("This workstation is now \(status.deviceID ?? "?").") }
         }
         try await client.withSession { session in
             var progress = Progress(command: self)

@@ -31,7 +31,7 @@ public struct ConfirmPairingRequest: Sendable, Equatable {
 }
 
 /// `POST /v1/identity/renew`: a new device identity for this workstation, the old one's
-/// files kept aside, then handoffd restarts with it (LocalAPI.md §17.4). Refused while the
+/// files kept aside, then handoffd restarts with it (LocalAPI.md §17.1). Refused while the
 /// workstation is still a member of an account with others, unless `force`.
 public struct RenewIdentityRequest: Sendable, Equatable {
     public var force: Bool

@@ -43,7 +43,13 @@ public struct Daemon: Sendable {
             var served = listener
             if case .inherited(let fd, let path) = listener { served = .inherited(fd: fcntl(fd, F_DUPFD_CLOEXEC, 0), path: path) }
             try await runOnce(listener: served, restart: restart)
-            guard let folder = restart.renewal else { return }
+            guard let folder = restart.renewal else {
+                SystemdNotifier.notify("STOPPING=1")
+                logger.info("handoffd stopped")
+                return
+            }
+            // systemd's word for a service that goes on in the same process: READY=1 ends it.
+            SystemdNotifier.notify("RELOADING=1\nSTATUS=starting again with a new identity")
             do {
                 let moved = try IdentityRetirement.retire(stateDirectory: config.stateDirectory, into: folder)
                 logger.notice("set the old identity aside; starting again with a new one", metadata: ["kept": "\(folder)", "files": "\(moved.joined(separator: ", "))"])
@@ -186,8 +192,6 @@ public struct Daemon: Sendable {
             throw error
         }
         await StateWriter.shared.settleAll()
-        SystemdNotifier.notify("STOPPING=1")
-        logger.info("handoffd stopped")
     }
 }
 

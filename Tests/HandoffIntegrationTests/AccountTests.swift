@@ -77,5 +77,54 @@ extension WorkstationTests {
             #expect(try await net.isConnected("a", to: idB))
         }
     }
+
+    /// A workstation removed by mistake comes back as a new one: `pair --new-identity`
+    /// sets its identity aside (refused while it is still a member), and it pairs again;
+    /// the account lists it once, new, and the old identity among the removed.
+    @Test func aRemovedWorkstationPairsAgainWithANewIdentity() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            for h in ["a", "b"] { try await net.startDaemon(h) }
+            let idA = try await net.deviceID("a"), idB = try await net.deviceID("b")
+            try await net.pairByCode("a", "b")
+            try await eventually(20, "a and b to link") { try await net.isConnected("a", to: idB) }
+            _ = try await net.offer(from: "b", to: "a", ["--type", "org.example.editor.edit-note", "--title", "Kept across the renewal"])
+
+            // Still a member: refused, and nothing changed.
+            let early = try await net.ctl("b", "pair", "--new-identity")
+            #expect(early.status == 1 && early.stderr.contains("still a member of your account with 1 other (ws-a)"), "\(early)")
+            #expect(try await net.deviceID("b") == idB)
+
+            let removed = try await net.ctl("a", "remove", idB)
+            #expect(removed.status == 0, "\(removed)")
+            // b heard it: doctor says what happened and names the way back.
+            try await eventually(15, "b's doctor to say it was removed") {
+                let r = try await net.ctl("b", "doctor", "--json")
+                let checks = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["checks"] as? [[String: Any]] ?? []
+                guard let account = checks.first(where: { $0["id"] as? String == "account" }) else { return false }
+                return account["status"] as? String == "failed" && (account["detail"] as? String ?? "").contains("removed from your account by ws-a")
+                    && (account["fix"] as? String ?? "").contains("handoffctl pair --new-identity")
+            }
+
+            try await net.pairByCode("a", "b", options: ["b": ["--new-identity"]])
+            let newB = try await net.deviceID("b")
+            #expect(newB != idB)
+            try await eventually(20, "a to link with b's new identity") { try await net.isConnected("a", to: newB) }
+            for h in ["a", "b"] {
+                let o = try await devices(net, h)
+                #expect(memberIDs(o) == [idA, newB], "\(h) lists b once, new: \(o)")
+            }
+            let onA = try await devices(net, "a")
+            #expect((onA["removed"] as? [[String: Any]] ?? []).contains { $0["id"] as? String == idB }, "the old identity stays removed")
+            // The old identity's files are kept, and b's own activity came along under the new one.
+            let retired = net.stateDirectory("b") + "/retired"
+            let kept = try FileManager.default.contentsOfDirectory(atPath: retired)
+            #expect(kept.count == 1 && kept[0].hasPrefix(String(idB.prefix(7))), "\(kept)")
+            #expect(FileManager.default.fileExists(atPath: retired + "/" + kept[0] + "/device-key.pem"))
+            #expect(FileManager.default.fileExists(atPath: retired + "/" + kept[0] + "/account.json"))
+            try await eventually(15, "a to list b's activity again") {
+                try await net.ctl("a", "list").stdout.contains("Kept across the renewal")
+            }
+        }
+    }
 }
 }

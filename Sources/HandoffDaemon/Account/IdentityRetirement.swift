@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A new identity for this workstation (`handoffctl pair --new-identity`, LocalAPI.md
-/// §17.4): what belonged to the old one (its key and certificate, the account it was in,
+/// §17.1): what belonged to the old one (its key and certificate, the account it was in,
 /// whom it trusted, the advertisement key, what it kept for others) moves into a folder of
 /// its own under `retired/`, never deleted; the next start makes a new identity. The
 /// activities, the history and apps' state stay: they are the user's, not the identity's.

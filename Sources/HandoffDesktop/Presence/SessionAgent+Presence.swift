@@ -4,6 +4,9 @@ import HandoffControlAPI
 import HandoffCore
 import Logging
 import NIOConcurrencyHelpers
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the agent keeps for the presence (Docs/Desktop.md, "Presence").
 struct PresenceKeeping {
@@ -177,10 +180,22 @@ extension SessionAgent {
         }
     }
 
+    /// The name of the panel that owns the watcher: its executable's. xfce4-panel runs
+    /// its plugins in `wrapper-2.0` processes: their parent is the panel people know.
     private static func processName(_ pid: UInt32) -> String? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/comm") else { return nil }
-        let name = String(decoding: data.prefix(64), as: UTF8.self).filter { !$0.isWhitespace && !$0.isNewline }
-        return name.isEmpty ? nil : name
+        func executable(_ pid: String) -> String? {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let n = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+            guard n > 0 else { return nil }
+            let path = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return path.split(separator: "/").last.map(String.init)
+        }
+        guard let name = executable("\(pid)") else { return nil }
+        guard name.hasPrefix("wrapper-"), let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
+              let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return name }
+        // "PID (comm) STATE PPID ...": the parent after the state.
+        let fields = String(decoding: stat[(close + 1)...], as: UTF8.self).split(separator: " ")
+        return fields.count > 1 ? executable(String(fields[1])) ?? name : name
     }
 
     // MARK: - What the user does there

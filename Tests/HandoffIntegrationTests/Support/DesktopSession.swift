@@ -142,6 +142,12 @@ final class DesktopSession: @unchecked Sendable {
         }
     }
 
+    /// Whether the agent is still alive (bad input must not have killed it).
+    var isAgentRunning: Bool { agent.map { Glibc.kill($0, 0) == 0 } ?? false }
+
+    /// A process of this session's, stopped with it.
+    func adopt(_ pid: Int32) { pids.append(pid) }
+
     func stopAgent() async {
         guard let agent else { return }
         net.stop(agent, SIGTERM)

@@ -9,12 +9,13 @@ extension NetnsRun {
     }
 
     /// Pairs `x` and `y` the way a user does: `handoffctl pair` on both, then each
-    /// confirms the code it shows. Returns when both say they are paired.
-    func pairByCode(_ x: String, _ y: String) async throws {
+    /// confirms the code it shows. Returns when both say they are paired. `options` are
+    /// more arguments of a host's `handoffctl pair` (`--new-identity`).
+    func pairByCode(_ x: String, _ y: String, options: [String: [String]] = [:]) async throws {
         let handoffctl = try TestEnvironment.binary("handoffctl")
         let logs = [x: directory + "/pair-\(x)-\(y)-\(x).log", y: directory + "/pair-\(x)-\(y)-\(y).log"]
-        let px = try await spawn(x, log: logs[x]!, [handoffctl, "pair"])
-        let py = try await spawn(y, log: logs[y]!, [handoffctl, "pair"])
+        let px = try await spawn(x, log: logs[x]!, [handoffctl, "pair"] + (options[x] ?? []))
+        let py = try await spawn(y, log: logs[y]!, [handoffctl, "pair"] + (options[y] ?? []))
         func read(_ h: String) -> String { (try? String(contentsOfFile: logs[h]!, encoding: .utf8)) ?? "" }
         var codes: [String: String] = [:]
         do {

@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+
+/// The presence as users meet it: the tray icon and its menu in real panels (xfce4-panel
+/// under Xvfb, waybar under headless sway), read and clicked the way those panels do;
+/// search from the shell, called as GNOME Shell and KRunner call it; the presence's own
+/// D-Bus interface. Two namespace workstations, a's offers shown on b. Root only.
+extension WorkstationTests {
+@Suite struct PresenceTests {
+    /// a and b paired; b has a desktop session with a session bus that can start the
+    /// desktop's services, the usual entries, and the agent (started before any panel).
+    func withDesktop(wayland: Bool = false, daemonOptions: [String] = [], _ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b", daemonOptions)
+            try await net.pair("a", "b")
+            let desk = try DesktopSession(net, host: "b")
+            defer { desk.stop() }
+            try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: [
+                "Icon=accessories-text-editor", "X-Handoff-ActivityTypes=org.example.editor.edit-note;",
+            ], recordAs: "editor")
+            try desk.addEntry("test-browser.desktop", name: "Test Browser", lines: ["MimeType=x-scheme-handler/http;x-scheme-handler/https;"],
+                              recordAs: "browser")
+            try desk.setDefaultBrowser("test-browser.desktop")
+            try await desk.startPanelBus()
+            if wayland { try await desk.startSway() } else { try await desk.startX() }
+            try await desk.startAgent(["--no-notifications"])
+            do {
+                try await body(net, desk)
+            } catch {
+                let logs = ["agent.log", "xfce4-panel.log", "waybar.log"].map { name in
+                    "--- \(name) ---\n" + (((try? String(contentsOfFile: desk.root + "/" + name, encoding: .utf8)) ?? "").split(separator: "\n").suffix(25).joined(separator: "\n"))
+                }
+                throw TestFailure("\(error)\n" + logs.joined(separator: "\n"))
+            }
+        }
+    }
+
+    func removeRecord(_ desk: DesktopSession, _ name: String) {
+        try? FileManager.default.removeItem(atPath: desk.records + "/" + name + ".json")
+    }
+
+    @Test func theTrayInXfcePanelContinuesWhatIsOfferedAndComesBackWithThePanel() async throws {
+        try await withDesktop { net, desk in
+            // No panel yet: the tray waits, and doctor says what this desktop needs.
+            let sources = try await net.ctl("b", "sources")
+            #expect(sources.stdout.contains("tray") && sources.stdout.contains("no panel here shows tray icons"), "\(sources)")
+            let doctor = try await net.ctl("b", "doctor", "--json")
+            let checks = (try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["checks"] as? [[String: Any]] ?? []
+            let tray = checks.first { $0["id"] as? String == "tray" }
+            #expect(tray?["status"] as? String == "warning" && (tray?["fix"] as? String ?? "").contains("gnome-shell-extension-appindicator"), "\(doctor)")
+
+            let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
+            // The panel starts after the agent: the agent registers with it when it appears.
+            try await desk.startXfcePanel()
+            try await eventually(10, "the item to register with xfce4-panel") { try await desk.trayRegistered() }
+            let item = try await desk.probe("item") as? [String: Any]
+            let props = item?["properties"] as? [String: Any] ?? [:]
+            #expect(props["IconName"] as? String == "handoff-available", "\(props)")
+            #expect(props["Menu"] as? String == "/MenuBar")
+            let tooltip = props["ToolTip"] as? [Any] ?? []
+            #expect((tooltip.last as? String ?? "").contains("Continue \u{201C}Shopping list\u{201D} from ws-a"), "\(tooltip)")
+            let shown = try await net.ctl("b", "sources")
+            #expect(shown.stdout.contains("shown in the panel by xfce4-panel"), "\(shown)")
+
+            // The menu as the panel reads it, and a click as the panel sends it: the app opens.
+            let entry = "Continue \u{201C}Shopping list\u{201D} from ws-a"
+            try await eventually(10, "the offer in the menu") { try await desk.menuLabels().contains(entry) }
+            #expect(try await desk.record("editor") == nil, "nothing opens before the user clicks")
+            _ = try await desk.probe("click", entry)
+            #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
+
+            // The panel restarts: the item registers with the new watcher.
+            let panels = try await net.exec("b", ["pgrep", "-x", "xfce4-panel"]).stdout.split(separator: "\n").compactMap { Int32($0) }
+            for p in panels { net.stop(p, SIGTERM) }
+            try await eventually(10, "the old panel to go") { try await !desk.trayRegistered() }
+            try await desk.startXfcePanel()
+            try await eventually(10, "the item to register with the new panel") { try await desk.trayRegistered() }
+
+            // A real left click on the icon (at the panel's start, under Xvfb) continues the newest.
+            removeRecord(desk, "editor")
+            try await eventually(10, "a left click to continue the newest") {
+                _ = try await desk.run(["xdotool", "mousemove", "13", "13", "click", "1"])
+                return try desk.record("editor") != nil
+            }
+            #expect(try desk.record("editor")?["argv"] as? [String] == ["handoff:continued/\(id)"])
+        }
+    }
+
+    @Test func theTrayInWaybarUnderSway() async throws {
+        try await withDesktop(wayland: true) { net, desk in
+            try await desk.startWaybar()
+            try await eventually(10, "the item to register with waybar") { try await desk.trayRegistered() }
+            #expect(try await desk.menuLabels().contains("Nothing to continue"))
+            let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "From the desk"])
+            let entry = "Continue \u{201C}From the desk\u{201D} from ws-a"
+            try await eventually(10, "the offer in waybar's menu") { try await desk.menuLabels().contains(entry) }
+            _ = try await desk.probe("click", entry)
+            #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
+            // waybar killed and started again: registered again.
+            let bars = try await net.exec("b", ["pgrep", "-x", "waybar"]).stdout.split(separator: "\n").compactMap { Int32($0) }
+            for p in bars { net.stop(p, SIGKILL) }
+            try await eventually(10, "the killed waybar's watcher to go") { try await !desk.trayRegistered() }
+            try await desk.startWaybar()
+            try await eventually(10, "the item to register with the new waybar") { try await desk.trayRegistered() }
+            #expect(try await net.ctl("b", "sources").stdout.contains("shown in the panel by waybar"))
+        }
+    }
+
+    /// Many offers keep the menu small; a workstation that goes away leaves the menu at
+    /// once; what a member gone bad writes (Tests/Fixtures/hostile-keeper with a's key: a
+    /// 10 KB title with markup and a newline) shows as one short line of text; the
+    /// presence's own interface says the same as the menu.
+    @Test func theMenuFollowsTheWorkstationsAndShowsHostileTitlesAsText() async throws {
+        try await withDesktop { net, desk in
+            try await desk.startXfcePanel()
+            try await eventually(10, "the item to register") { try await desk.trayRegistered() }
+
+            // 500 offers in a row from a: b's menu shows the newest, one entry for a.
+            let socket = net.socket("a")
+            let script = (1...500).map {
+                "curl -sf --unix-socket \(socket) -X POST http://localhost/v1/activities -d '{\"activityType\": \"org.example.editor.edit-note\", \"title\": \"Note \($0)\"}' >/dev/null"
+            }.joined(separator: " && ")
+            let many = try await net.exec("a", ["sh", "-c", script])
+            #expect(many.status == 0, "\(many)")
+            try await eventually(20, "the newest of 500 in the menu") { try await desk.menuLabels().contains("Continue \u{201C}Note 500\u{201D} from ws-a") }
+            let labels = try await desk.menuLabels()
+            #expect(labels.filter { $0.hasPrefix("Continue") }.count == 1, "\(labels)")
+            let presence = try await desk.probe("presence") as? [String: Any]
+            let offers = presence?["Offers"] as? [[String: Any]] ?? []
+            #expect(offers.count == 1 && offers.first?["title"] as? String == "Note 500" && offers.first?["device"] as? String == "ws-a", "\(offers)")
+            #expect(offers.first?["kept"] as? Bool == false && offers.first?["app"] as? String == "org.example.Editor.desktop", "\(offers)")
+
+            // a goes away: its offer leaves b's menu, without waiting for a timeout.
+            await net.kill("a", SIGKILL)
+            try await eventually(5, "a's offer to leave the menu") { try await desk.menuLabels().contains("Nothing to continue") }
+            #expect(((try await desk.probe("presence") as? [String: Any])?["Offers"] as? [Any])?.isEmpty == true)
+
+            // a's key in a hostile program: a title no handoffd would make.
+            let title = "<b>bold</b> &amp; a_b\nsecond line " + String(repeating: "x", count: 10_000)
+            let keeper = try await net.spawn("a", log: net.directory + "/keeper.log", [
+                "/usr/bin/python3", TestEnvironment.packageRoot + "/Tests/Fixtures/hostile-keeper", try await net.address("b"), String(try net.peerPort("b")),
+                "--cert", net.stateDirectory("a") + "/device-cert.pem", "--key", net.stateDirectory("a") + "/device-key.pem",
+                "--case", "offer-streams", "--listen-port", "1", "--hold", "30", "--title", title,
+            ])
+            var label = ""
+            try await eventually(15, "the hostile title in the menu") {
+                label = try await desk.menuLabels().first { $0.hasPrefix("Continue") } ?? ""
+                return label.contains("bold")
+            }
+            #expect(label.hasPrefix("Continue \u{201C}<b>bold</b> &amp; a__b second line xxx"), "markup stays text, one line, _ doubled: \(label)")
+            #expect(label.count < 100 && label.contains("…"), "shortened: \(label.count)")
+            let item = try await desk.probe("item") as? [String: Any]
+            let body = ((item?["properties"] as? [String: Any])?["ToolTip"] as? [Any])?.last as? String ?? ""
+            #expect(body.contains("&lt;b&gt;bold&lt;/b&gt; &amp;amp;") && !body.contains("<b>") && body.count < 200, "the tooltip's markup is escaped: \(body)")
+            net.stop(keeper, SIGKILL)
+            try await eventually(5, "the hostile offer to leave the menu") { try await desk.menuLabels().contains("Nothing to continue") }
+            #expect(desk.isAgentRunning)
+        }
+    }
+
+    /// Search as GNOME Shell and KRunner call it: live offers and the history, only what
+    /// was marked searchable, nothing for a term that matches nothing, activation continues
+    /// (or reopens a past page); hostile queries are answered, harmlessly.
+    @Test func searchFromTheShellFindsOffersAndHistory() async throws {
+        try await withDesktop { net, desk in
+            let reportID = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Quarterly report",
+                                                                    "--search", "--keywords", "finance", "--webpage-url", "https://example.com/q3"])
+            _ = reportID
+            try await eventually(10, "the report to be found") {
+                ((try await desk.probe("gnome", "quart") as? [String: Any])?["ids"] as? [String])?.count == 1
+            }
+            // A newer offer replaces it: the report is now a past activity, in the history.
+            let photosID = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Holiday photos", "--search"])
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Secret plan"])
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Holiday photos again", "--search"])
+
+            let report = try await desk.probe("gnome", "FIN", "quar") as? [String: Any]
+            let ids = report?["ids"] as? [String] ?? []
+            #expect(ids.count == 1 && ids[0].hasPrefix("history/"), "the past report, from the history: \(ids)")
+            let metas = report?["metas"] as? [[String: Any]] ?? []
+            #expect(metas.first?["name"] as? String == "Quarterly report")
+            #expect((metas.first?["description"] as? String ?? "").contains("Seen on ws-a"), "\(metas)")
+            #expect((try await desk.probe("gnome", "secret") as? [String: Any])?["ids"] as? [String] == [], "not marked searchable")
+            #expect((try await desk.probe("gnome", "zebra") as? [String: Any])?["ids"] as? [String] == [])
+
+            // The live offer, through KRunner, and Run continues it here.
+            let matches = try await desk.probe("krunner", "holiday again") as? [[Any]] ?? []
+            #expect(matches.count >= 1 && (matches.first?[0] as? String ?? "").hasPrefix("offer/"), "\(matches)")
+            #expect(matches.first?[1] as? String == "Holiday photos again")
+            _ = try await desk.probe("krunner-run", matches.first?[0] as? String ?? "")
+            let opened = try await desk.waitForRecord("editor")
+            #expect((opened["argv"] as? [String])?.first?.hasPrefix("handoff:continued/") == true)
+            #expect(opened["argv"] as? [String] != ["handoff:continued/\(photosID)"], "the newest, not the older photos")
+
+            // A past page, activated from GNOME Shell's results: it opens again in the browser.
+            _ = try await desk.probe("gnome-activate", ids[0], "quar")
+            #expect(try await desk.waitForRecord("browser")["argv"] as? [String] == ["https://example.com/q3"])
+
+            // Hostile queries: 1,000 terms, 1 MB of text; answered, the agent still there.
+            let thousand = try await desk.probe(["gnome"] + (0..<1000).map { "t\($0)" }) as? [String: Any]
+            #expect(thousand?["ids"] as? [String] == [])
+            let megabyte = desk.root + "/megabyte-query"
+            try String(repeating: "quarterly ", count: 100_000).write(toFile: megabyte, atomically: true, encoding: .utf8)
+            let big = try await desk.probe("krunner", "@" + megabyte) as? [Any]
+            #expect(big != nil)
+            let bigTerms = desk.root + "/many-terms"
+            try (0..<100_000).map { "w\($0)" }.joined(separator: "\n").write(toFile: bigTerms, atomically: true, encoding: .utf8)
+            #expect((try await desk.probe("gnome", "@@" + bigTerms) as? [String: Any])?["ids"] as? [String] == [])
+            #expect(desk.isAgentRunning)
+        }
+    }
+
+    @Test func searchFindsNothingWhenTheHistoryIsOff() async throws {
+        try await withDesktop(daemonOptions: ["--history-days", "0"]) { net, desk in
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Quarterly report", "--search"])
+            #expect((try await desk.probe("gnome", "quarterly") as? [String: Any])?["ids"] as? [String] == [])
+            #expect((try await desk.probe("krunner", "quarterly") as? [Any])?.isEmpty == true)
+        }
+    }
+}
+}
