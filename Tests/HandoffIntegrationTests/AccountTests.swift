@@ -97,8 +97,11 @@ extension WorkstationTests {
             let removed = try await net.ctl("a", "remove", idB)
             #expect(removed.status == 0, "\(removed)")
             // b heard it: doctor says what happened and names the way back.
+            var doctor = ""
+            defer { if !doctor.contains("--new-identity") { Issue.record("b's doctor: \(doctor)") } }
             try await eventually(15, "b's doctor to say it was removed") {
                 let r = try await net.ctl("b", "doctor", "--json")
+                doctor = r.stdout + (try await net.ctl("b", "devices").stdout)
                 let checks = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["checks"] as? [[String: Any]] ?? []
                 guard let account = checks.first(where: { $0["id"] as? String == "account" }) else { return false }
                 return account["status"] as? String == "failed" && (account["detail"] as? String ?? "").contains("removed from your account by ws-a")

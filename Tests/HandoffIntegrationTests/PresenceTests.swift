@@ -211,6 +211,44 @@ extension WorkstationTests {
         }
     }
 
+    /// Removed by mistake, b pairs again from its menu: the entry appears once b knows, and
+    /// clicking it gives b a new identity and opens pairing; the code is confirmed as
+    /// usual, and the menu offers plain pairing again.
+    @Test func aRemovedWorkstationPairsAgainFromTheMenu() async throws {
+        try await withDesktop { net, desk in
+            try await desk.startXfcePanel()
+            try await eventually(10, "the item to register") { try await desk.trayRegistered() }
+            #expect(try await desk.menuLabels().contains("Pair a workstation…"))
+            let idB = try await net.deviceID("b")
+            #expect(try await net.ctl("a", "remove", idB).status == 0)
+            let again = "Pair again as a new workstation…"
+            try await eventually(15, "b's menu to offer pairing as a new workstation") { try await desk.menuLabels().contains(again) }
+
+            let log = net.directory + "/pair-a.log"
+            let pairA = try await net.spawn("a", log: log, [try TestEnvironment.binary("handoffctl"), "pair"])
+            _ = try await desk.probe("click", again)
+            var code: String?
+            try await eventually(30, "a to show a code") {
+                code = NetnsRun.pairingCode(in: (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+                return code != nil
+            }
+            let newB = try await net.deviceID("b")
+            #expect(newB != idB, "b has a new identity")
+            // Each waits for the other to confirm: both at once, as two people would.
+            let shown = code!
+            async let confirmB = net.ctl("b", "pair", "--code", shown)
+            async let confirmA = net.ctl("a", "pair", "--code", shown)
+            let (rb, ra) = try await (confirmB, confirmA)
+            #expect(rb.status == 0 && ra.status == 0, "\(rb)\n\(ra)")
+            _ = try await net.wait(pairA, timeout: 15)
+            try await eventually(20, "a to link with b's new identity") { try await net.isConnected("a", to: newB) }
+            try await eventually(15, "b's menu to offer plain pairing again") {
+                let labels = try await desk.menuLabels()
+                return labels.contains("Pair a workstation…") && !labels.contains(again)
+            }
+        }
+    }
+
     @Test func searchFindsNothingWhenTheHistoryIsOff() async throws {
         try await withDesktop(daemonOptions: ["--history-days", "0"]) { net, desk in
             _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Quarterly report", "--search"])

@@ -93,7 +93,13 @@ extension PeerService {
         }
         for r in removed where r.id != identity.deviceID && trust.isTrusted(r.id) {
             trust.untrust(r.id)  // in force even if the file cannot be written
-            perform(book.untrusted(r.id))
+            // Its link closes once what is queued on it is written: the statement of its
+            // removal, so that it knows (and its doctor can say so). One that stops
+            // reading is not waited for.
+            if let link = links[r.id] {
+                link.closeWhenSent()
+                _ = timers.schedule(in: .seconds(2)) { link.close() }
+            }
             forgetKept(r.id)
             logger.info("removed from the account: no longer trusted", metadata: ["name": "\(r.name)", "id": "\(r.id.shortID)"])
         }

@@ -13,7 +13,9 @@ extension NetnsRun {
     /// more arguments of a host's `handoffctl pair` (`--new-identity`).
     func pairByCode(_ x: String, _ y: String, options: [String: [String]] = [:]) async throws {
         let handoffctl = try TestEnvironment.binary("handoffctl")
-        let logs = [x: directory + "/pair-\(x)-\(y)-\(x).log", y: directory + "/pair-\(x)-\(y)-\(y).log"]
+        // Logs of their own: a second pairing of the same two must not read the first's code.
+        let attempt = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let logs = [x: directory + "/pair-\(x)-\(y)-\(attempt)-\(x).log", y: directory + "/pair-\(x)-\(y)-\(attempt)-\(y).log"]
         let px = try await spawn(x, log: logs[x]!, [handoffctl, "pair"] + (options[x] ?? []))
         let py = try await spawn(y, log: logs[y]!, [handoffctl, "pair"] + (options[y] ?? []))
         func read(_ h: String) -> String { (try? String(contentsOfFile: logs[h]!, encoding: .utf8)) ?? "" }
