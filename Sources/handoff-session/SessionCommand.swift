@@ -5,18 +5,24 @@ import HandoffCore
 import HandoffSystem
 import HandoffControlAPI
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The session agent: run by handoff-session.service inside the graphical session.
 
 struct SessionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "handoff-session",
-        abstract: "handoff's desktop side: opens continued activities in their apps, and notifies what other workstations offer.",
+        abstract: "handoff's desktop side: opens continued activities in their apps, shows what other workstations offer (tray, notifications, search).",
         discussion: """
             A client of handoffd's local API (Docs/Apps.md). It takes the launcher role, so that \
             `handoffctl continue` opens the app that handles an activity (from the X-Handoff-ActivityTypes key \
             of desktop entries), or its web page in the app claiming the domain (X-Handoff-Domains) or the default \
-            browser. Settings: ~/.config/handoff/handoff-session.conf (notifications = yes|no, \
+            browser. On the session bus it owns org.handoff.Session: a tray icon (StatusNotifierItem) whose \
+            menu continues what your other workstations offer, GNOME Shell's and KRunner's search, and the \
+            presence (org.handoff.Presence1) that shells and panels render (Docs/Desktop.md). Settings: \
+            ~/.config/handoff/handoff-session.conf (notifications = yes|no, tray = yes|no, \
             handler.TYPE = DESKTOP-ID).
             """,
         version: APIVersion.software)
@@ -33,6 +39,9 @@ struct SessionCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-media"), help: "Do not offer what media players play (MPRIS), whatever the settings say.")
     var noMedia = false
 
+    @Flag(help: "Ask the session agent that runs (D-Bus starts it if need be) to continue the newest offer, as a left click on its tray icon does, then exit.")
+    var activate = false
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: info).")
     var logLevel: String = "info"
 
@@ -41,6 +50,14 @@ struct SessionCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if activate {
+            do { try PresenceBus.activateRunningAgent() } catch {
+                var text = "handoff-session: \(error); is the session agent running? systemctl --user start handoff-session\n"
+                text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+                throw ExitCode.failure
+            }
+            return
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)

@@ -28,8 +28,20 @@ import Testing
         for f in ["usr/share/bash-completion/completions/handoffctl", "usr/share/zsh/site-functions/_handoffctl",
                   "config/fish/completions/handoffctl.fish", "usr/share/man/man1/handoffctl.1", "usr/share/man/man1/handoffd.1",
                   "usr/share/man/man1/handoff-session.1", "usr/share/icons/hicolor/scalable/apps/handoff.svg",
-                  "config/systemd/user/handoffd.socket", "config/systemd/user/handoff-session.service"] {
+                  "config/systemd/user/handoffd.socket", "config/systemd/user/handoff-session.service",
+                  "usr/share/icons/hicolor/scalable/apps/handoff-available.svg", "usr/share/applications/org.handoff.Handoff.desktop",
+                  "usr/share/gnome-shell/search-providers/org.handoff.Handoff.search-provider.ini",
+                  "usr/share/krunner/dbusplugins/org.handoff.Handoff.desktop", "usr/share/dbus-1/services/org.handoff.Session.service"] {
             #expect(fm.fileExists(atPath: "\(home)/\(f)"), "\(f)")
+        }
+        // The launcher and D-Bus start the agent where it was put; the entries are valid.
+        let service = try String(contentsOfFile: "\(home)/usr/share/dbus-1/services/org.handoff.Session.service", encoding: .utf8)
+        #expect(service.contains("Exec=\(home)/usr/bin/handoff-session\n") && service.contains("SystemdService=handoff-session.service"), "\(service)")
+        let launcher = "\(home)/usr/share/applications/org.handoff.Handoff.desktop"
+        #expect(try String(contentsOfFile: launcher, encoding: .utf8).contains("Exec=\(home)/usr/bin/handoff-session --activate"))
+        for entry in [launcher, "\(home)/usr/share/krunner/dbusplugins/org.handoff.Handoff.desktop"] {
+            let valid = try await run("/usr/bin/desktop-file-validate", [entry])
+            #expect(valid.status == 0 && !valid.stdout.contains("error"), "\(entry): \(valid)")
         }
         // The shell integration, sourced as a startup file would: the prompt hook is there.
         for (shell, check) in [("bash", "declare -F __handoff_terminal"), ("zsh", "(( ${precmd_functions[(I)__handoff_terminal]} ))"),

@@ -104,6 +104,11 @@ extension WorkstationTests {
             try await desk.startWaybar()
             try await eventually(10, "the item to register with the new waybar") { try await desk.trayRegistered() }
             #expect(try await net.ctl("b", "sources").stdout.contains("shown in the panel by waybar"))
+            // The Handoff launcher (its desktop entry runs `handoff-session --activate`): the newest continues.
+            removeRecord(desk, "editor")
+            let launched = try await desk.run([try TestEnvironment.binary("handoff-session"), "--activate"])
+            #expect(launched.status == 0, "\(launched)")
+            #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
         }
     }
 

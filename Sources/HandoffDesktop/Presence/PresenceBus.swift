@@ -106,6 +106,19 @@ public final class PresenceBus: @unchecked Sendable {
         continuation.finish()
     }
 
+    /// `handoff-session --activate`: asks the agent on the session bus (D-Bus starts it if
+    /// need be) to continue the newest offer. Throws what went wrong, for the person.
+    public static func activateRunningAgent() throws {
+        var error: UnsafeMutablePointer<GError>?
+        guard let c = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else { throw GLibError(error, "no session bus") }
+        defer { g_object_unref(UnsafeMutableRawPointer(c)) }
+        guard let reply = g_dbus_connection_call_sync(c, busName, PresenceInterface.path, PresenceInterface.interface, "Activate", nil, nil,
+                                                      G_DBUS_CALL_FLAGS_NONE, 30_000, nil, &error) else {
+            throw GLibError(error, "the session agent did not answer")
+        }
+        g_variant_unref(reply)
+    }
+
     /// To the agent. A call that cannot wait its turn is answered now, never left hanging.
     private func send(_ command: Command) {
         if case .dropped(let dropped) = continuation.yield(command) {

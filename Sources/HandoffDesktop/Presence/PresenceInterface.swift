@@ -98,6 +98,7 @@ final class PresenceInterface: @unchecked Sendable {
               <arg name="activity" type="s" direction="in"/>
               <arg name="outcome" type="s" direction="out"/>
             </method>
+            <method name="Activate"/>
             <method name="Paste"><arg name="outcome" type="s" direction="out"/></method>
             <method name="Pair">
               <arg name="new_identity" type="b" direction="in"/>

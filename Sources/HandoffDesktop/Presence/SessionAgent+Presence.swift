@@ -206,8 +206,7 @@ extension SessionAgent {
             guard let action = PresenceMenu.action(forKey: key, in: presence.state) else { return }
             if let failure = await perform(action) { await tellFailure(failure) }
         case .activate:
-            guard let newest = presence.state.offers.first else { return }
-            if let failure = await continueOffer(newest.device.id, newest.activity.id.rawValue) { await tellFailure(failure) }
+            await activate()
         case .menuOpened:
             await refreshPresence(offers: true, checks: true)
         case .trayHost(let state):
@@ -229,8 +228,25 @@ extension SessionAgent {
         }
     }
 
+    /// A left click on the icon, or the Handoff launcher: the newest offer continues here;
+    /// what went wrong is shown, as nobody waits for an answer.
+    func activate() async {
+        guard let newest = presence.state.offers.first else {
+            _ = try? await notifications?.notify(appName: "Handoff", summary: "Nothing to continue",
+                                                 body: "Your other workstations offer nothing now.", icon: "handoff",
+                                                 desktopEntry: nil, actions: [], replacing: nil)
+            return
+        }
+        if let failure = await continueOffer(newest.device.id, newest.activity.id.rawValue) { await tellFailure(failure) }
+    }
+
     private func presenceMethod(_ method: String, _ a: [DBusValue], _ invocation: DBusInvocation) async {
         switch method {
+        case "Activate":
+            await invocation.reply([])
+            // A launcher started the agent just now: what is offered is not read yet.
+            if presence.state.offers.isEmpty { await refreshPresence(offers: true) }
+            await activate()
         case "Continue":
             var device = a[0].string ?? "", id = a[1].string ?? ""
             if device.isEmpty && id.isEmpty, let newest = presence.state.offers.first {
