@@ -120,6 +120,25 @@ public final class HistoryDatabase {
             try db.alter(table: "entry") { t in t.add(column: "persistentIdentifier", .text) }
             try db.create(index: "entry_persistent", on: "entry", columns: ["deviceID", "persistentIdentifier"])
         }
+        m.registerMigration("v3") { db in
+            // Indexes of every word's first 2 and 3 letters: the shell searches as the user
+            // types ("bu dr"), and a short prefix otherwise walks every word it begins (8 such
+            // terms over 100,000 entries: 60 ms; with these, 2 ms). The index grows by about
+            // 40 %; the one rebuild takes a few seconds at 100,000 entries.
+            try db.dropFTS5SynchronizationTriggers(forTable: "entry_fts")
+            try db.drop(table: "entry_fts")
+            try db.create(virtualTable: "entry_fts", using: FTS5()) { t in
+                t.synchronize(withTable: "entry")
+                t.tokenizer = .unicode61()
+                t.prefixes = [2, 3]
+                t.column("title")
+                t.column("keywords")
+                t.column("text")
+                t.column("webpageURL")
+                t.column("documentPath")
+                t.column("activityType")
+            }
+        }
         return m
     }
 

@@ -23,7 +23,10 @@ struct ShellSearchTests {
         let huge = ShellSearch.terms([String(repeating: "a", count: 1_000_000)])
         #expect(huge == [String(repeating: "a", count: ShellSearch.maximumTermLength)])
         let spaced = ShellSearch.terms([String(repeating: "ab ", count: 400_000)])
-        #expect(spaced.count == ShellSearch.maximumTerms)
+        #expect(spaced == ["ab"], "repeats go")
+        #expect(ShellSearch.terms(["re", "report", "bud", "REPORT", "b"]) == ["report", "bud"], "a term that begins another asks nothing more")
+        #expect(ShellSearch.historyQuery(["q", "report"]) == "report")
+        #expect(ShellSearch.historyQuery(["q"]) == nil, "one letter narrows nothing")
     }
 
     @Test func onlyWhatIsEligibleForSearchIsFoundByEveryTerm() {

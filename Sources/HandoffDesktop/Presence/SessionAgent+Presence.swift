@@ -340,8 +340,14 @@ extension SessionAgent {
         if !terms.isEmpty {
             let now = SystemClock.now()
             let client = self.client
+            let text = ShellSearch.historyQuery(terms) ?? ""
             let history = await Self.within(Self.historyDeadline) { () -> Result<[HistoryEntry], HandoffClientError>? in
-                do { return .success(try await client.history(HistoryQuery(text: terms.joined(separator: " "), limit: ShellSearch.maximumResults))) } catch let e as HandoffClientError {
+                // The history's answer to nothing is everything: an empty query is asked
+                // only to learn whether the history is on.
+                do {
+                    let entries = try await client.history(HistoryQuery(text: text.isEmpty ? nil : text, limit: text.isEmpty ? 1 : ShellSearch.maximumResults))
+                    return .success(text.isEmpty ? [] : entries)
+                } catch let e as HandoffClientError {
                     return .failure(e)
                 } catch { return nil }
             }

@@ -36,7 +36,18 @@ public enum ShellSearch {
             }
             if !word.isEmpty && out.count < maximumTerms { out.append(String(word.prefix(maximumTermLength))) }
         }
-        return out
+        // A term that begins another asks nothing more of a match ("re" beside "report"):
+        // it goes, and so do repeats, which would each cost the index a walk.
+        var kept: [String] = []
+        for t in out where !out.contains(where: { $0 != t && $0.hasPrefix(t) }) && !kept.contains(t) { kept.append(t) }
+        return kept
+    }
+
+    /// What the history is asked: the terms of two letters or more (one letter begins
+    /// most words: it narrows nothing and costs the index the most); nil when none is left.
+    public static func historyQuery(_ terms: [String]) -> String? {
+        let useful = terms.filter { $0.count >= 2 }
+        return useful.isEmpty ? nil : useful.joined(separator: " ")
     }
 
     /// Whether every term begins a word of what the offer lets be searched: its title,
