@@ -23,6 +23,7 @@ struct DialFailureTests {
     @Test func eachSaysWhatToDo() {
         #expect(DialFailure.refused.description.contains("is handoffd running there?"))
         #expect(DialFailure.tlsFailed.description.contains("pair them again"))
+        #expect(DialFailure.tlsFailed.description.contains("handoffctl pair --new-identity"), "the way back of a removed workstation")
         #expect(DialFailure.noAnswer.description.contains("firewall"))
     }
 }

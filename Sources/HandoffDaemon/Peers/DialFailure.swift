@@ -46,7 +46,7 @@ enum DialFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .refused: "connection refused: nothing listens on that port (is handoffd running there?)"
         case .unreachable(let why): "no route to it (\(why))"
         case .noAnswer: "no answer: a firewall may drop the peer port, or the address is not reachable from here"
-        case .tlsFailed: "the TLS handshake failed: the other workstation may not trust this one any more (if it was removed from your account, `handoffctl pair --new-identity` pairs it again as a new workstation)"
+        case .tlsFailed: "the TLS handshake failed: the other workstation may not trust this one any more: pair them again (`handoffctl pair` on both; if this one was removed from your account, `handoffctl pair --new-identity` here)"
         case .other(let text): text
         }
     }
