@@ -87,6 +87,35 @@ extension WorkstationTests {
         }
     }
 
+    /// What a copies is on b's clipboard; b then copies a password (kept from the others, so
+    /// a's copy stays the account's newest): the menu's "Paste here" makes a's copy b's
+    /// clipboard again. When the agent stops, its icon leaves the panel.
+    @Test func pasteHereFromTheTrayAndTheIconGoesWithTheAgent() async throws {
+        try await withDesktop { net, desk in
+            try await desk.startXfcePanel()
+            try await eventually(10, "the item to register") { try await desk.trayRegistered() }
+            let copied = try await net.ctl("a", ["copy"], stdin: "copied on a")
+            #expect(copied.status == 0, "\(copied)")
+            let entry = "Paste here what ws-a copied (text, 11 B)"
+            try await eventually(10, "the paste entry in b's menu") { try await desk.menuLabels().contains(entry) }
+            func pasted() async throws -> String { try await desk.run(["timeout", "20", "xclip", "-selection", "clipboard", "-o"]).stdout }
+            try await eventually(10, "b's clipboard to hold a's copy") { try await pasted() == "copied on a" }
+
+            let owner = TestEnvironment.packageRoot + "/Tests/Fixtures/clipboard-owner"
+            let secret = try await net.spawn("b", log: desk.root + "/owner.log", [owner, "UTF8_STRING=@hunter2", "x-kde-passwordManagerHint=@secret"],
+                                             environment: desk.environment)
+            desk.adopt(secret)
+            try await eventually(10, "b's clipboard to hold the password") { try await pasted() == "hunter2" }
+            #expect(try await desk.menuLabels().contains(entry), "a's copy is still the newest: the password was not shared")
+            _ = try await desk.probe("click", entry)
+            try await eventually(10, "b's clipboard to hold a's copy again") { try await pasted() == "copied on a" }
+
+            let agent = try #require(desk.agent)
+            await desk.stopAgent()
+            try await eventually(10, "the icon to leave the panel") { try await !desk.trayRegistered(agent: agent) }
+        }
+    }
+
     @Test func theTrayInWaybarUnderSway() async throws {
         try await withDesktop(wayland: true) { net, desk in
             try await desk.startWaybar()

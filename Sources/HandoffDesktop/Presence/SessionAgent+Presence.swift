@@ -19,6 +19,9 @@ struct PresenceKeeping {
     var wantOffers = false
     var wantChecks = false
     var refreshing = false
+    /// Searches waiting for the history now: a flood of queries does not become a flood
+    /// of history requests (beyond `maximumHistorySearches`, the offers alone answer).
+    var historySearches = 0
     var commands: Task<Void, Never>?
 }
 
@@ -28,6 +31,7 @@ struct PresenceKeeping {
 extension SessionAgent {
     /// How long a search waits for the history before it answers with what is ready.
     static let historyDeadline: UInt64 = 80_000_000
+    static let maximumHistorySearches = 4
 
     func startPresence() async {
         let bus = PresenceBus(loop: loop)
@@ -341,7 +345,12 @@ extension SessionAgent {
             let now = SystemClock.now()
             let client = self.client
             let text = ShellSearch.historyQuery(terms) ?? ""
-            let history = await Self.within(Self.historyDeadline) { () -> Result<[HistoryEntry], HandoffClientError>? in
+            let asking = presence.historySearches < Self.maximumHistorySearches
+            if asking { presence.historySearches += 1 }
+            let history = !asking ? nil : await Self.within(Self.historyDeadline) { [self] () -> Result<[HistoryEntry], HandoffClientError>? in
+                // Counted until handoffd answers, not until the deadline: a history that
+                // stalls holds at most `maximumHistorySearches` requests.
+                defer { Task { await self.historySearchEnded() } }
                 // The history's answer to nothing is everything: an empty query is asked
                 // only to learn whether the history is on.
                 do {
@@ -375,6 +384,8 @@ extension SessionAgent {
             })])
         }
     }
+
+    func historySearchEnded() { presence.historySearches -= 1 }
 
     /// `work`'s answer if it comes within `nanoseconds`, else nil (it goes on, unheard).
     static func within<T: Sendable>(_ nanoseconds: UInt64, _ work: @escaping @Sendable () async -> T) async -> T? {

@@ -91,8 +91,8 @@ extension DesktopSession {
     }
 
     /// Whether the watcher lists the agent's item (registered under its own bus name).
-    func trayRegistered() async throws -> Bool {
-        guard let agent else { return false }
+    func trayRegistered(agent pid: Int32? = nil) async throws -> Bool {
+        guard let agent = pid ?? agent else { return false }
         let items = try await probe("items") as? [String] ?? []
         return items.contains("org.kde.StatusNotifierItem-\(agent)-1/StatusNotifierItem")
     }
