@@ -104,16 +104,7 @@ public final class HistoryDatabase {
             try db.create(index: "entry_lastSeen", on: "entry", columns: ["lastSeen"])
             try db.execute(sql: "CREATE INDEX entry_deviceName ON entry(deviceName COLLATE NOCASE)")
             try db.create(index: "entry_deviceID", on: "entry", columns: ["deviceID"])
-            try db.create(virtualTable: "entry_fts", using: FTS5()) { t in
-                t.synchronize(withTable: "entry")
-                t.tokenizer = .unicode61()
-                t.column("title")
-                t.column("keywords")
-                t.column("text")
-                t.column("webpageURL")
-                t.column("documentPath")
-                t.column("activityType")
-            }
+            try createFullTextIndex(db, prefixes: nil)
         }
         m.registerMigration("v2") { db in
             // What an origin deletes its activities by (`persistentIdentifier`).
@@ -127,19 +118,20 @@ public final class HistoryDatabase {
             // 40 %; the one rebuild takes a few seconds at 100,000 entries.
             try db.dropFTS5SynchronizationTriggers(forTable: "entry_fts")
             try db.drop(table: "entry_fts")
-            try db.create(virtualTable: "entry_fts", using: FTS5()) { t in
-                t.synchronize(withTable: "entry")
-                t.tokenizer = .unicode61()
-                t.prefixes = [2, 3]
-                t.column("title")
-                t.column("keywords")
-                t.column("text")
-                t.column("webpageURL")
-                t.column("documentPath")
-                t.column("activityType")
-            }
+            try createFullTextIndex(db, prefixes: [2, 3])
         }
         return m
+    }
+
+    /// The full-text index of `entry`, kept in step with it by triggers (and filled from
+    /// what is there when made).
+    private static func createFullTextIndex(_ db: Database, prefixes: Set<Int>?) throws {
+        try db.create(virtualTable: "entry_fts", using: FTS5()) { t in
+            t.synchronize(withTable: "entry")
+            t.tokenizer = .unicode61()
+            t.prefixes = prefixes
+            for column in ["title", "keywords", "text", "webpageURL", "documentPath", "activityType"] { t.column(column) }
+        }
     }
 
     /// Notes an offer (ours or a peer's). Not eligible for search: nothing is kept.

@@ -52,7 +52,7 @@ extension WorkstationTests {
 
             let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
             // The panel starts after the agent: the agent registers with it when it appears.
-            try await desk.startXfcePanel()
+            let panel = try await desk.startXfcePanel()
             try await eventually(10, "the item to register with xfce4-panel") { try await desk.trayRegistered() }
             let item = try await desk.probe("item") as? [String: Any]
             let props = item?["properties"] as? [String: Any] ?? [:]
@@ -71,8 +71,7 @@ extension WorkstationTests {
             #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
 
             // The panel restarts: the item registers with the new watcher.
-            let panels = try await net.exec("b", ["pgrep", "-x", "xfce4-panel"]).stdout.split(separator: "\n").compactMap { Int32($0) }
-            for p in panels { net.stop(p, SIGTERM) }
+            net.stop(panel, SIGTERM)
             try await eventually(10, "the old panel to go") { try await !desk.trayRegistered() }
             try await desk.startXfcePanel()
             try await eventually(10, "the item to register with the new panel") { try await desk.trayRegistered() }
@@ -118,7 +117,7 @@ extension WorkstationTests {
 
     @Test func theTrayInWaybarUnderSway() async throws {
         try await withDesktop(wayland: true) { net, desk in
-            try await desk.startWaybar()
+            let bar = try await desk.startWaybar()
             try await eventually(10, "the item to register with waybar") { try await desk.trayRegistered() }
             #expect(try await desk.menuLabels().contains("Nothing to continue"))
             let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "From the desk"])
@@ -127,8 +126,7 @@ extension WorkstationTests {
             _ = try await desk.probe("click", entry)
             #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
             // waybar killed and started again: registered again.
-            let bars = try await net.exec("b", ["pgrep", "-x", "waybar"]).stdout.split(separator: "\n").compactMap { Int32($0) }
-            for p in bars { net.stop(p, SIGKILL) }
+            net.stop(bar, SIGKILL)
             try await eventually(10, "the killed waybar's watcher to go") { try await !desk.trayRegistered() }
             try await desk.startWaybar()
             try await eventually(10, "the item to register with the new waybar") { try await desk.trayRegistered() }
