@@ -206,7 +206,9 @@ let package = Package(
             name: "HandoffDaemonTests",
             dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "HandoffHistoryTests", dependencies: ["HandoffHistory", "HandoffCore", "HandoffControlAPI", "HandoffHistoryProtocol",
-                                                               .product(name: "Logging", package: "swift-log")]),
+                                                               .product(name: "Logging", package: "swift-log"),
+                                                               // To make a database as an earlier version left it.
+                                                               .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
         .testTarget(
             name: "HandoffIntegrationTests",
