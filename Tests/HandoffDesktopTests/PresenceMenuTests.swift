@@ -49,6 +49,20 @@ struct PresenceMenuTests {
         #expect(label(PresenceMenu.entries(p, at: now)[0])?.hasSuffix("(asleep, kept here)") == true)
     }
 
+    @Test func pairingShowsWhileAWindowIsOpenOnly() {
+        let open = Timestamp(seconds: 1_800_000_100)
+        #expect(Presence.pairing(PairingStatus(state: .waiting, expiresAt: open))?.state == .waiting)
+        #expect(Presence.pairing(PairingStatus(state: .failed, expiresAt: open, message: "wrong code"))?.state == .failed, "failed, still open")
+        #expect(Presence.pairing(PairingStatus(state: .failed, message: "cancelled")) == nil, "failed and closed")
+        #expect(Presence.pairing(PairingStatus(state: .paired)) == nil)
+        #expect(Presence.pairing(PairingStatus(state: .closed)) == nil)
+        var p = Presence()
+        p.pairing = Presence.pairing(PairingStatus(state: .code, expiresAt: open, code: "123456", peer: PeerDevice(id: "D", name: "desk")))
+        let labels = PresenceMenu.entries(p, at: now).compactMap(label)
+        #expect(labels.contains("Pairing with desk: code 123 456, confirm in the notification") && labels.contains("Stop pairing"), "\(labels)")
+        #expect(!labels.contains("Pair a workstation…"))
+    }
+
     @Test func hostileTitlesShowAsOneShortLineOfText() {
         var p = Presence()
         p.offers = [offer(String(repeating: "x", count: 10_000)), offer("<b>bold</b> &amp;\nline two_x"), offer("a\u{202E}b")]

@@ -63,3 +63,18 @@ struct ShellSearchTests {
         #expect(ShellSearch.ago(now, now) == "just now" && ShellSearch.ago(now.adding(nanoseconds: -86_400_000_000_000), now) == "yesterday")
     }
 }
+
+@Suite("Answering within a deadline")
+struct WithinTests {
+    /// A search answers with what is ready: work that does not finish in time is left
+    /// to finish unheard, and the answer comes anyway.
+    @Test func workThatNeverEndsInTimeIsNotWaitedFor() async {
+        let late = await SessionAgent.within(50_000_000) { () -> Int in
+            try? await LoopSleep.sleep(nanoseconds: 60_000_000_000)
+            return 1
+        }
+        #expect(late == nil)
+        let quick = await SessionAgent.within(5_000_000_000) { 2 }
+        #expect(quick == 2)
+    }
+}

@@ -251,6 +251,21 @@ extension WorkstationTests {
             try await desk.startXfcePanel()
             try await eventually(10, "the item to register") { try await desk.trayRegistered() }
             #expect(try await desk.menuLabels().contains("Pair a workstation…"))
+            // Pairing from the menu opens the window; the menu says so and can stop it.
+            _ = try await desk.probe("click", "Pair a workstation…")
+            try await eventually(10, "the menu to offer stopping") { try await desk.menuLabels().contains("Stop pairing") }
+            #expect(try await net.pairingStatus("b")["state"] as? String == "waiting")
+            _ = try await desk.probe("click", "Stop pairing")
+            try await eventually(10, "the menu to offer pairing again") {
+                let labels = try await desk.menuLabels()
+                return labels.contains("Pair a workstation…") && !labels.contains("Stop pairing")
+            }
+            #expect(try await net.pairingStatus("b")["expiresAt"] is NSNull, "the window is closed")
+            // A source switched from the menu, as `handoffctl sources off` does; and doctor's
+            // warnings have their lines (this test host guards no sleep: no logind).
+            _ = try await desk.probe("click", "Media players")
+            try await eventually(10, "media to be off") { try await net.ctl("b", "sources").stdout.contains("media             off") }
+            #expect(try await desk.menuLabels().contains { $0.hasPrefix("Sleep: ") }, "doctor's warning in the menu")
             let idB = try await net.deviceID("b")
             #expect(try await net.ctl("a", "remove", idB).status == 0)
             let again = "Pair again as a new workstation…"

@@ -90,6 +90,17 @@ public struct Presence: Sendable, Equatable {
         return c
     }
 
+    /// Pairing as the menu shows it: nil once no window is open, whether it closed
+    /// after pairing, by a cancel or a failure (`failed` without `expiresAt`), or expired.
+    public static func pairing(_ status: PairingStatus?) -> PairingStatus? {
+        guard let status else { return nil }
+        switch status.state {
+        case .closed, .paired: return nil
+        case .failed: return status.expiresAt == nil ? nil : status
+        case .waiting, .exchanging, .code: return status
+        }
+    }
+
     /// What doctor's checks say is wrong (warnings and failures), in their order.
     public static func problems(_ checks: [DiagnosticCheck]) -> [Problem] {
         checks.filter { $0.status != .ok }.map { Problem(id: $0.id, detail: $0.title + ": " + $0.detail, fix: $0.fix) }

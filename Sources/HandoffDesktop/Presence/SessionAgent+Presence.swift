@@ -67,8 +67,7 @@ extension SessionAgent {
     /// A new event session: everything is read again.
     func presenceSessionStarted() async {
         presence.state.clipboard = try? await client.clipboard()
-        let pairing = try? await client.pairingStatus()
-        presence.state.pairing = pairing?.state == .closed ? nil : pairing
+        presence.state.pairing = Presence.pairing(try? await client.pairingStatus())
         await refreshPresence(offers: true, checks: true)
     }
 
@@ -93,7 +92,7 @@ extension SessionAgent {
             presence.state.clipboard = record
             await publishPresence()
         case .pairing(let status):
-            presence.state.pairing = status.state == .closed || status.state == .paired ? nil : status
+            presence.state.pairing = Presence.pairing(status)
             if status.state == .paired { await refreshPresence(checks: true) } else { await publishPresence() }
         default:
             break

@@ -55,7 +55,10 @@ final class DaemonProcess: @unchecked Sendable {
         try p.run()
         process = p
         if waitUntilReady {
-            try await eventually("handoffd to accept connections on \(socketPath)\n\(log())") {
+            // 30 s: at the start of the whole suite a hundred tests start their daemons at
+            // once on two cores, and a start then took more than 10 s here (for the code
+            // before issue 41 too); what the tests assert comes after the start.
+            try await eventually(timeout: 30, "handoffd to accept connections on \(socketPath)") {
                 guard p.isRunning else { throw TestFailure("handoffd exited with \(p.terminationStatus):\n\(self.log())") }
                 return UnixSocketProbe.canConnect(socketPath)
             }
