@@ -265,7 +265,8 @@ public struct HandoffClient: Sendable {
             try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .milliseconds(100)) {}.futureResult.get()
         }
         throw HandoffClientError.connectionLost("handoffd did not come back with a new identity within \(seconds) s"
-            + (last.map { " (\($0))" } ?? "") + "; journalctl --user -u handoffd says why")
+            + (last.map { " (\($0))" } ?? ", and still answers as \(previous): it could not set the old identity aside")
+            + "; journalctl --user -u handoffd says why")
     }
 
     public func pairingStatus() async throws -> PairingStatus {

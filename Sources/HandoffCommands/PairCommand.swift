@@ -49,6 +49,8 @@ struct PairCommand: AsyncParsableCommand {
             return
         }
         if newIdentity {
+            // A window open here would pair the identity about to be set aside.
+            _ = try? await client.cancelPairing()
             let renewal = try await client.renewIdentity(force: force)
             if !options.json {
                 Output.out("The old identity \(renewal.previousID) is kept in \(renewal.keptAt); handoffd restarts with a new one.")

@@ -67,8 +67,7 @@ struct ControlRouter: Sendable {
                 let body = try RenewIdentityRequest(body: try request.jsonObject())
                 guard let restart else { throw HandoffError(.unavailable, code: "unavailable", message: "this handoffd cannot restart itself") }
                 let previous = try await peers.renewalCheck(force: body.force)
-                let folder = IdentityRetirement.folder(stateDirectory: stateDirectory, id: previous, at: clock.now())
-                await restart.renewIdentity(keptAt: folder)
+                let folder = try await restart.renewIdentity(keptAt: IdentityRetirement.folder(stateDirectory: stateDirectory, id: previous, at: clock.now()))
                 return .ok(IdentityRenewal(previousID: previous.description, keptAt: folder).json)
             case .peers:
                 return .ok(PeerInfo.listJSON(await peers.peers()))

@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import UnixSignals
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,14 +37,21 @@ public struct Daemon: Sendable {
             try ControlListener.prepare(path: config.socketPath)
             listener = .path(config.socketPath)
         }
+        let restart = DaemonRestart()
+        // Beside the services' own: a stop that comes while they stop for a new identity
+        // must still stop the daemon, not start it again.
+        let signals = Task {
+            for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { await restart.stop() }
+        }
+        defer { signals.cancel() }
         while true {
-            let restart = DaemonRestart()
+            restart.nextRun()
             // NIO closes the socket it serves when it stops: each run gets its own copy of
             // systemd's, which stays open for the next.
             var served = listener
             if case .inherited(let fd, let path) = listener { served = .inherited(fd: fcntl(fd, F_DUPFD_CLOEXEC, 0), path: path) }
             try await runOnce(listener: served, restart: restart)
-            guard let folder = restart.renewal else {
+            guard let folder = restart.renewal, !restart.isStopping else {
                 SystemdNotifier.notify("STOPPING=1")
                 logger.info("handoffd stopped")
                 return

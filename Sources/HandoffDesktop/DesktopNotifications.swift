@@ -68,35 +68,32 @@ public final class DesktopNotifications: @unchecked Sendable {
         let flat = actions.flatMap { [$0.0, $0.1] }
         // Servers may render markup in the body: text from other machines is escaped.
         let body = body.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
-        return try await loop.run { [self] () throws -> UInt32 in
-            guard let connection else { throw GLibError(nil, "not connected to the session bus") }
-            var cStrings = flat.map { strdup($0) } + [nil]
-            defer { for p in cStrings { free(p) } }
-            let parameters = cStrings.withUnsafeMutableBufferPointer { buf in
-                buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) { actionsPtr in
-                    handoff_notify_parameters(appName, replacing ?? 0, icon, summary, body, actionsPtr, desktopEntry, timeoutMilliseconds)
+        // Answered on the GLib thread when the server answers: a slow notification server
+        // must not hold that thread, which also serves the tray and search.
+        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<UInt32, Error>) in
+            loop.post { [self] in
+                guard let connection else { return c.resume(throwing: GLibError(nil, "not connected to the session bus")) }
+                var cStrings = flat.map { strdup($0) } + [nil]
+                defer { for p in cStrings { free(p) } }
+                let parameters = cStrings.withUnsafeMutableBufferPointer { buf in
+                    buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buf.count) { actionsPtr in
+                        handoff_notify_parameters(appName, replacing ?? 0, icon, summary, body, actionsPtr, desktopEntry, timeoutMilliseconds)
+                    }
+                }
+                DBusNames.call(connection, bus: Self.bus, path: Self.path, interface: Self.bus, method: "Notify", parameters: parameters) { result in
+                    switch result {
+                    case .success(let values): c.resume(returning: values.first.flatMap { if case .uint32(let u) = $0 { u } else { nil } } ?? 0)
+                    case .failure(let e): c.resume(throwing: e)
+                    }
                 }
             }
-            var error: UnsafeMutablePointer<GError>?
-            guard let reply = g_dbus_connection_call_sync(connection, Self.bus, Self.path, Self.bus, "Notify", parameters, nil,
-                                                          G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error) else {
-                throw GLibError(error, "Notify failed")
-            }
-            defer { g_variant_unref(reply) }
-            return handoff_variant_first_uint32(reply)
         }
     }
 
     public func close(_ id: UInt32) async {
         await loop.run { [self] in
             guard let connection else { return }
-            var error: UnsafeMutablePointer<GError>?
-            if let reply = g_dbus_connection_call_sync(connection, Self.bus, Self.path, Self.bus, "CloseNotification",
-                                                       handoff_close_parameters(id), nil, G_DBUS_CALL_FLAGS_NONE, 5000, nil, &error) {
-                g_variant_unref(reply)
-            } else if let error {
-                g_error_free(error)
-            }
+            DBusNames.call(connection, bus: Self.bus, path: Self.path, interface: Self.bus, method: "CloseNotification", [.uint32(id)]) { _ in }
         }
     }
 }

@@ -41,6 +41,17 @@ public final class GLibLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on the GLib thread, without waiting for it.
+    func post(_ body: @escaping @Sendable () -> Void) {
+        let job = Unmanaged.passRetained(Job(body))
+        Self.handover.withLock {}
+        g_main_context_invoke_full(context, 0, { data in
+            GLibLoop.handover.withLock {}
+            Unmanaged<Job>.fromOpaque(data!).takeRetainedValue().body()
+            return 0  // G_SOURCE_REMOVE
+        }, job.toOpaque(), nil)
+    }
+
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await run { () -> Result<T, Error> in Result { try body() } }.get()
     }

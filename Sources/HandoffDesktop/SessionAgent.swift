@@ -104,7 +104,7 @@ public actor SessionAgent {
     }
 
     private func handle(_ event: ControlEvent) async {
-        await presenceEvent(event)
+        presenceEvent(event)
         switch event {
         case .launchRequested(let launchID, let record, let device):
             // On its own: a launch may wait for an app or a download, and events (a
@@ -371,9 +371,11 @@ public actor SessionAgent {
         }
     }
 
-    func tellFailure(_ message: String) async {
-        logger.warning("continuing from a notification failed", metadata: ["error": "\(message)"])
-        _ = try? await notifications?.notify(appName: "Handoff", summary: "Could not continue", body: message, icon: "dialog-error",
+    /// What the user asked from a notification, the tray or search did not happen: said
+    /// in a notification, as nobody waits for an answer there.
+    func tellFailure(_ message: String, summary: String = "Could not continue") async {
+        logger.warning("\(summary.lowercased()) (asked from the desktop)", metadata: ["error": "\(message)"])
+        _ = try? await notifications?.notify(appName: "Handoff", summary: summary, body: message, icon: "dialog-error",
                                              desktopEntry: nil, actions: [], replacing: nil)
     }
 }

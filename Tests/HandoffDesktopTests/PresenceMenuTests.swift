@@ -196,6 +196,9 @@ struct MenuTextTests {
         #expect(MenuText.line("👨‍👩‍👧 family", limit: 20) == "👨‍👩‍👧 family", "a joined emoji is one character, kept")
         #expect(MenuText.line(String(repeating: " ", count: 1_000_000) + "x", limit: 5) == "x")
         #expect(MenuText.label("a_b") == "a__b")
+        let stacked = "a" + String(repeating: "\u{0301}", count: 30_000) + "b"
+        #expect(MenuText.line(stacked, limit: 10) == "ab", "a letter under 30,000 combining marks is the letter")
+        #expect(MenuText.line("e\u{0301}te\u{0301}", limit: 10) == "e\u{0301}te\u{0301}", "a few marks are kept")
         #expect(MenuText.size(999) == "999 B" && MenuText.size(1234) == "1.2 kB" && MenuText.size(2_000_000) == "2 MB")
     }
 }

@@ -27,6 +27,8 @@ struct ShellSearchTests {
         #expect(ShellSearch.terms(["re", "report", "bud", "REPORT", "b"]) == ["report", "bud"], "a term that begins another asks nothing more")
         #expect(ShellSearch.historyQuery(["q", "report"]) == "report")
         #expect(ShellSearch.historyQuery(["q"]) == nil, "one letter narrows nothing")
+        #expect(ShellSearch.historyQuery(["--", "!!"]) == nil, "punctuation would ask the history for everything")
+        #expect(ShellSearch.terms(["a" + String(repeating: "\u{0301}", count: 30_000)]) == ["a"])
     }
 
     @Test func onlyWhatIsEligibleForSearchIsFoundByEveryTerm() {

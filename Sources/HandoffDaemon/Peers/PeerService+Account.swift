@@ -157,6 +157,11 @@ extension PeerService {
     /// identity to set aside.
     func renewalCheck(force: Bool) throws(HandoffError) -> DeviceID {
         let own = identity.deviceID
+        // A pairing under way would end with the other side trusting the identity about
+        // to be set aside.
+        guard !pairing.isOpen(at: clock.now()) else {
+            throw HandoffError(.conflict, code: "pairing_open", message: "a pairing window is open here: close it first (`handoffctl pair --cancel`), then ask for a new identity")
+        }
         let others = account.membership.members.filter { $0.id != own }
         guard force || isRemoved(own) || others.isEmpty else {
             let names = others.prefix(3).map { trust.entry($0.id)?.name.nonEmpty ?? $0.name.nonEmpty ?? $0.id.shortID }.joined(separator: ", ")

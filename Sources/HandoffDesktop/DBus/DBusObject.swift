@@ -17,6 +17,8 @@ final class DBusObject: @unchecked Sendable {
         let methods: Methods
         let properties: Properties
         let loop: GLibLoop
+        /// GLib let go of it (at unregistering, or, from GLib 2.80 on, when registering failed).
+        var released = false
         init(_ m: @escaping Methods, _ p: @escaping Properties, _ loop: GLibLoop) {
             methods = m
             properties = p
@@ -31,7 +33,8 @@ final class DBusObject: @unchecked Sendable {
         self.loop = loop
         self.path = path
         self.interface = interface
-        let box = Unmanaged.passRetained(Handlers(methods, properties, loop)).toOpaque()
+        let handlers = Handlers(methods, properties, loop)
+        let box = Unmanaged.passRetained(handlers).toOpaque()
         let call: GDBusInterfaceMethodCallFunc = { _, _, _, _, method, parameters, invocation, data in
             guard let data, let method, let invocation else { return }
             let handlers = Unmanaged<Handlers>.fromOpaque(data).takeUnretainedValue()
@@ -47,11 +50,15 @@ final class DBusObject: @unchecked Sendable {
         }
         var error: UnsafeMutablePointer<GError>?
         registration = handoff_dbus_export(connection, path, xml, interface, call, get, box, { data in
-            if let data { Unmanaged<Handlers>.fromOpaque(data).release() }
+            guard let data else { return }
+            let box = Unmanaged<Handlers>.fromOpaque(data)
+            box.takeUnretainedValue().released = true
+            box.release()
         }, &error)
         guard registration != 0 else {
-            // GLib frees the box itself only once it registered the object.
-            Unmanaged<Handlers>.fromOpaque(box).release()
+            // GLib 2.74 (Debian 12) keeps the box when registering fails, 2.80 and later
+            // release it themselves: released once either way.
+            if !handlers.released { Unmanaged<Handlers>.fromOpaque(box).release() }
             throw GLibError(error, "could not export \(interface) at \(path)")
         }
     }
@@ -143,8 +150,15 @@ enum DBusNames {
     /// the error's text, on the GLib thread.
     static func call(_ connection: OpaquePointer, bus: String, path: String, interface: String, method: String, _ arguments: [DBusValue],
                      timeoutMilliseconds: Int32 = 5000, done: @escaping (Result<[DBusValue], GLibError>) -> Void) {
+        call(connection, bus: bus, path: path, interface: interface, method: method, parameters: DBusValue.tuple(arguments).gvariant(),
+             timeoutMilliseconds: timeoutMilliseconds, done: done)
+    }
+
+    /// The same with the parameters made already (a floating GVariant, which the call takes).
+    static func call(_ connection: OpaquePointer, bus: String, path: String, interface: String, method: String, parameters: OpaquePointer?,
+                     timeoutMilliseconds: Int32 = 5000, done: @escaping (Result<[DBusValue], GLibError>) -> Void) {
         let box = Unmanaged.passRetained(CallCallback(done)).toOpaque()
-        handoff_dbus_call(connection, bus, path, interface, method, DBusValue.tuple(arguments).gvariant(), timeoutMilliseconds, { source, result, data in
+        handoff_dbus_call(connection, bus, path, interface, method, parameters, timeoutMilliseconds, { source, result, data in
             let callback = Unmanaged<CallCallback>.fromOpaque(data!).takeRetainedValue()
             var error: UnsafeMutablePointer<GError>?
             if let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) {

@@ -171,8 +171,13 @@ extension DBusValue {
         }
     }
 
+    /// A caller's container is read up to this many elements: what the agent's methods
+    /// take is small (terms, ids, a group of clicks), and a huge array must not become a
+    /// far larger one in Swift.
+    static let maximumChildren = 4096
+
     private static func children(_ v: OpaquePointer) -> [DBusValue] {
-        let n = g_variant_n_children(v)
+        let n = min(g_variant_n_children(v), gsize(maximumChildren))
         var out: [DBusValue] = []
         out.reserveCapacity(Int(n))
         for i in 0..<Int(n) {

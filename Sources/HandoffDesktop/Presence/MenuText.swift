@@ -20,13 +20,19 @@ public enum MenuText {
                 count += 1
                 space = false
             }
-            out.append(c)
+            // A base under thousands of combining marks is one character that would
+            // still be kilobytes of text to draw: its base alone stands for it.
+            out.append(c.unicodeScalars.count > maximumScalarsPerCharacter ? Character(c.unicodeScalars.first!) : c)
             count += 1
             if count > limit { break }
         }
         guard count > limit else { return out }
         return String(out.prefix(max(0, limit - 1))).trimmingSuffixSpaces() + "…"
     }
+
+    /// Scripts need a few marks on a letter (Vietnamese, Devanagari, emoji sequences);
+    /// more than this is an attack on whatever draws it.
+    public static let maximumScalarsPerCharacter = 16
 
     private static func isBlank(_ c: Character) -> Bool {
         // All of it: an emoji joined by U+200D is a picture, a lone U+202E only reorders.

@@ -33,9 +33,11 @@ public final class PresenceBus: @unchecked Sendable {
     private var search: SearchProviders?
     private var item: StatusNotifierItem?
     private var menu: DBusMenu?
-    /// What was shown last, for a tray started later.
+    /// What was shown last, for a tray started later, and which publication it was: the
+    /// agent's publications may arrive out of order, and an older one is dropped.
     private var lastLook = StatusNotifierItem.Look()
-    private var lastMenu = MenuLayout()
+    private var layout = MenuLayout()
+    private var shown: UInt64 = 0
 
     init(loop: GLibLoop) {
         self.loop = loop
@@ -61,13 +63,21 @@ public final class PresenceBus: @unchecked Sendable {
     func setTray(_ on: Bool) throws {
         guard let connection else { return }
         if on, item == nil {
+            // Both or neither: a menu left on the bus without its item would make every
+            // later try fail ("an object is already exported").
             let menu = try DBusMenu(connection: connection, loop: loop, onClick: { [weak self] key in self?.send(.menuClicked(key)) },
                                     onOpen: { [weak self] in self?.send(.menuOpened) })
-            menu.show(lastMenu, MenuLayout.Changes())
-            self.menu = menu
-            let item = try StatusNotifierItem(connection: connection, loop: loop, menuPath: DBusMenu.path,
+            let item: StatusNotifierItem
+            do {
+                item = try StatusNotifierItem(connection: connection, loop: loop, menuPath: DBusMenu.path,
                                               onActivate: { [weak self] in self?.send(.activate) },
                                               onHost: { [weak self] state in self?.send(.trayHost(state)) })
+            } catch {
+                menu.close()
+                throw error
+            }
+            menu.show(layout, MenuLayout.Changes())
+            self.menu = menu
             item.show(lastLook)
             self.item = item
         } else if !on, let item {
@@ -81,11 +91,14 @@ public final class PresenceBus: @unchecked Sendable {
 
     var trayShown: Bool { item != nil }
 
-    /// The new presence: its properties, the icon's look, and the menu with what changed
-    /// in it. GLib thread.
-    func show(properties: [DBusEntry], look: StatusNotifierItem.Look, menu layout: MenuLayout, changes: MenuLayout.Changes) {
+    /// Publication `sequence` of the presence: its properties, the icon's look, and the
+    /// menu's entries (laid out here, so that what changed is worked out against what the
+    /// panels were last told). GLib thread.
+    func show(_ sequence: UInt64, properties: [DBusEntry], look: StatusNotifierItem.Look, menu entries: [PresenceMenu.Entry]) {
+        guard sequence > shown else { return }
+        shown = sequence
         lastLook = look
-        lastMenu = layout
+        let changes = layout.update(entries)
         presence?.show(properties)
         menu?.show(layout, changes)
         item?.show(look)

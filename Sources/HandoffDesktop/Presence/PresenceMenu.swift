@@ -28,6 +28,17 @@ public enum PresenceMenu {
         case stopPairing
         case setSource(String, enabled: Bool)
         case explain(problemID: String)
+
+        /// The title of the notification that says it failed.
+        public var failure: String {
+            switch self {
+            case .continueOffer: "Could not continue"
+            case .paste: "Could not paste here"
+            case .pair, .pairWithNewIdentity, .stopPairing: "Could not pair"
+            case .setSource: "Could not switch the source"
+            case .explain: "Could not show the problem"
+            }
+        }
     }
 
     /// Offers shown at the top; the next ones go under "More…", up to `moreLimit`.

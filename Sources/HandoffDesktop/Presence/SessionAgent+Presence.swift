@@ -13,12 +13,20 @@ struct PresenceKeeping {
     var bus: PresenceBus?
     var problem: String?
     var state = Presence()
-    var menu = MenuLayout()
     var host: StatusNotifierItem.HostState?
-    /// Refreshes asked for while one runs: it runs again for them.
+    /// Refreshes asked for while one runs: it runs again for them, and those who asked
+    /// wait for that run (`waiting`).
     var wantOffers = false
     var wantChecks = false
     var refreshing = false
+    var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Each publication's number: the bus drops one that arrives after a newer one.
+    var published: UInt64 = 0
+    /// The history was off at the last search that heard from it: a search that does not
+    /// hear from it in time finds nothing either.
+    var historyOff = false
+    /// A new identity is on its way: a second click must not retire the new one too.
+    var renewing = false
     /// Searches waiting for the history now: a flood of queries does not become a flood
     /// of history requests (beyond `maximumHistorySearches`, the offers alone answer).
     var historySearches = 0
@@ -81,36 +89,46 @@ extension SessionAgent {
         await publishPresence()
     }
 
-    func presenceEvent(_ event: ControlEvent) async {
+    /// An event from handoffd. What it says is taken now, in the order events come; what
+    /// must be read from handoffd is read on its own, so the agent's events (a launch)
+    /// never wait for it.
+    func presenceEvent(_ event: ControlEvent) {
         guard presence.bus != nil else { return }
+        var offers = false, checks = false
         switch event {
         case .peerOffer:
-            await refreshPresence(offers: true)
+            offers = true
         case .peerConnected, .peerDisconnected:
-            await refreshPresence(offers: true, checks: true)
+            (offers, checks) = (true, true)
         case .clipboard(let record):
             presence.state.clipboard = record
-            await publishPresence()
         case .pairing(let status):
             presence.state.pairing = Presence.pairing(status)
-            if status.state == .paired { await refreshPresence(checks: true) } else { await publishPresence() }
+            checks = status.state == .paired
         default:
-            break
+            return
         }
+        Task { await self.refreshPresence(offers: offers, checks: checks) }
     }
 
-    /// Reads what changed from handoffd (the offers, doctor's checks), then shows it. A
-    /// refresh asked for while one runs is folded into it.
+    /// Reads what changed from handoffd (the offers, doctor's checks), then shows it;
+    /// returns once what was asked is shown. A refresh asked for while one runs is folded
+    /// into the next run, which its caller waits for.
     func refreshPresence(offers: Bool = false, checks: Bool = false) async {
         presence.wantOffers = presence.wantOffers || offers
         presence.wantChecks = presence.wantChecks || checks
-        guard !presence.refreshing else { return }
+        guard !presence.refreshing else {
+            await withCheckedContinuation { presence.waiting.append($0) }
+            return
+        }
         presence.refreshing = true
-        defer { presence.refreshing = false }
-        while presence.wantOffers || presence.wantChecks {
+        var pass = true
+        while pass {
             let (o, c) = (presence.wantOffers, presence.wantChecks)
             presence.wantOffers = false
             presence.wantChecks = false
+            let waiters = presence.waiting
+            presence.waiting = []
             if o, let listed = try? await client.offers() {
                 let resolver = await currentResolver(overrides: loadConfiguration().handlers)
                 presence.state.offers = Presence.offers(listed, at: SystemClock.now()) { summary in
@@ -126,7 +144,10 @@ extension SessionAgent {
                 }
             }
             await publishPresence()
+            for w in waiters { w.resume() }
+            pass = presence.wantOffers || presence.wantChecks || !presence.waiting.isEmpty
         }
+        presence.refreshing = false
     }
 
     /// Shows the presence as it is now: properties, icon, menu (only what changed).
@@ -144,11 +165,12 @@ extension SessionAgent {
             }
         }
         let now = SystemClock.now()
-        let changes = presence.menu.update(PresenceMenu.entries(presence.state, at: now))
+        let entries = PresenceMenu.entries(presence.state, at: now)
         let properties = PresenceInterface.properties(of: presence.state, tray: trayDetail(config).detail, at: now)
         let look = Self.look(presence.state)
-        let menu = presence.menu
-        await loop.run { bus.show(properties: properties, look: look, menu: menu, changes: changes) }
+        presence.published += 1
+        let sequence = presence.published
+        await loop.run { bus.show(sequence, properties: properties, look: look, menu: entries) }
     }
 
     /// The icon says whether something waits; the tooltip what.
@@ -207,7 +229,7 @@ extension SessionAgent {
         switch command {
         case .menuClicked(let key):
             guard let action = PresenceMenu.action(forKey: key, in: presence.state) else { return }
-            if let failure = await perform(action) { await tellFailure(failure) }
+            if let failure = await perform(action) { await tellFailure(failure, summary: action.failure) }
         case .activate:
             await activate()
         case .menuOpened:
@@ -295,9 +317,18 @@ extension SessionAgent {
             do { _ = try await client.openPairing() } catch { return "\(error)" }
             return nil
         case .pairWithNewIdentity:
+            // Once: a second click while the first one's renewal runs would retire the new
+            // identity too, and close the window the first one opens.
+            guard !presence.renewing else { return nil }
+            presence.renewing = true
+            defer { presence.renewing = false }
             do {
+                // An open window would pair the identity about to be set aside.
+                _ = try? await client.cancelPairing()
                 let renewal = try await client.renewIdentity()
                 logger.notice("this workstation has a new identity; pairing", metadata: ["previous": "\(renewal.previousID)", "kept": "\(renewal.keptAt)"])
+                presence.state.removed = false
+                await publishPresence()
                 _ = try await client.waitForNewIdentity(previous: renewal.previousID)
                 _ = try await client.openPairing()
             } catch { return "\(error)" }
@@ -359,7 +390,12 @@ extension SessionAgent {
                     return .failure(e)
                 } catch { return nil }
             }
-            if case .failure(.api(let e))?? = history, e.code == "no_history" {
+            switch history {
+            case .failure(.api(let e))?? where e.code == "no_history": presence.historyOff = true
+            case .success??: presence.historyOff = false
+            default: break  // not heard in time: as the last answer said
+            }
+            if presence.historyOff {
                 metas = []
             } else {
                 let live = ShellSearch.offers(presence.state, terms)

@@ -31,7 +31,9 @@ public enum ShellSearch {
                     if !word.isEmpty { out.append(String(word.prefix(maximumTermLength))); word = "" }
                     if out.count >= maximumTerms { break }
                 } else if !c.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .control }) {
-                    word += c.lowercased()
+                    // A letter under a thousand combining marks is one character: its base
+                    // alone is kept, so a term stays small whatever it holds.
+                    word += c.unicodeScalars.count > MenuText.maximumScalarsPerCharacter ? String(c.unicodeScalars.first!).lowercased() : c.lowercased()
                 }
             }
             if !word.isEmpty && out.count < maximumTerms { out.append(String(word.prefix(maximumTermLength))) }
@@ -44,9 +46,11 @@ public enum ShellSearch {
     }
 
     /// What the history is asked: the terms of two letters or more (one letter begins
-    /// most words: it narrows nothing and costs the index the most); nil when none is left.
+    /// most words: it narrows nothing and costs the index the most) with a letter or digit
+    /// in them (the index has no other words: "--" would ask for everything); nil when
+    /// none is left.
     public static func historyQuery(_ terms: [String]) -> String? {
-        let useful = terms.filter { $0.count >= 2 }
+        let useful = terms.filter { $0.count >= 2 && $0.contains { $0.isLetter || $0.isNumber } }
         return useful.isEmpty ? nil : useful.joined(separator: " ")
     }
 
