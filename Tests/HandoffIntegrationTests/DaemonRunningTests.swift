@@ -177,7 +177,8 @@ import Testing
         p.standardError = log
         try p.run()
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
-        try await eventually("the activating socket") { FileManager.default.fileExists(atPath: daemon.socketPath) }
+        // 30 s, as for any daemon's start: the whole suite's first burst starves starts (DaemonProcess).
+        try await eventually(timeout: 30, "the activating socket") { FileManager.default.fileExists(atPath: daemon.socketPath) }
         // The first connection starts handoffd on the inherited socket.
         let client = HandoffClient(socketPath: daemon.socketPath)
         let status = try await client.status()
