@@ -21,12 +21,7 @@ extension WorkstationTests {
 
     /// Two paired workstations; B has a desktop session with the usual entries.
     func withDesktop(notifications: Bool = false, _ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
-        try await NetnsRun.with(["a", "b"]) { net in
-            try await net.startDaemon("a")
-            try await net.startDaemon("b")
-            try await net.pair("a", "b")
-            let desk = try DesktopSession(net, host: "b")
-            defer { desk.stop() }
+        try await NetnsRun.withPairedDesktop { net, desk in
             try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: [
                 "Icon=accessories-text-editor", "MimeType=text/plain;",
                 "X-Handoff-ActivityTypes=org.example.editor.edit-note;org.example.editor.draft;",

@@ -31,9 +31,21 @@ import Testing
                   "config/systemd/user/handoffd.socket", "config/systemd/user/handoff-session.service",
                   "usr/share/icons/hicolor/scalable/apps/handoff-available.svg", "usr/share/applications/org.handoff.Handoff.desktop",
                   "usr/share/gnome-shell/search-providers/org.handoff.Handoff.search-provider.ini",
-                  "usr/share/krunner/dbusplugins/org.handoff.Handoff.desktop", "usr/share/dbus-1/services/org.handoff.Session.service"] {
+                  "usr/share/krunner/dbusplugins/org.handoff.Handoff.desktop", "usr/share/dbus-1/services/org.handoff.Session.service",
+                  "usr/share/gnome-shell/extensions/handoff@handoff.org/metadata.json",
+                  "usr/share/gnome-shell/extensions/handoff@handoff.org/presence.js",
+                  "usr/share/gnome-shell/extensions/handoff@handoff.org/extension.js"] {
             #expect(fm.fileExists(atPath: "\(home)/\(f)"), "\(f)")
         }
+        // The GNOME Shell extension's entry is the one this machine's GNOME Shell loads
+        // (43 and 44: the script; 45 on, or none installed: the ES module).
+        let entry = try fm.destinationOfSymbolicLink(atPath: "\(home)/usr/share/gnome-shell/extensions/handoff@handoff.org/extension.js")
+        var major = 0
+        if fm.isExecutableFile(atPath: "/usr/bin/gnome-shell") {
+            let v = try await run("/usr/bin/gnome-shell", ["--version"])  // "GNOME Shell 43.9"
+            major = Int(v.stdout.split(separator: " ").last?.split(separator: ".").first ?? "") ?? 0
+        }
+        #expect(entry == (major > 0 && major < 45 ? "extension-43.js" : "extension-45.js"), "\(entry), GNOME Shell \(major)")
         // The launcher and D-Bus start the agent where it was put; the entries are valid.
         let service = try String(contentsOfFile: "\(home)/usr/share/dbus-1/services/org.handoff.Session.service", encoding: .utf8)
         #expect(service.contains("Exec=\(home)/usr/bin/handoff-session\n") && service.contains("SystemdService=handoff-session.service"), "\(service)")

@@ -10,12 +10,7 @@ extension WorkstationTests {
     /// a and b paired; b has a desktop session with a session bus that can start the
     /// desktop's services, the usual entries, and the agent (started before any panel).
     func withDesktop(wayland: Bool = false, daemonOptions: [String] = [], _ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
-        try await NetnsRun.with(["a", "b"]) { net in
-            try await net.startDaemon("a")
-            try await net.startDaemon("b", daemonOptions)
-            try await net.pair("a", "b")
-            let desk = try DesktopSession(net, host: "b")
-            defer { desk.stop() }
+        try await NetnsRun.withPairedDesktop(daemonOptions: daemonOptions) { net, desk in
             try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: [
                 "Icon=accessories-text-editor", "X-Handoff-ActivityTypes=org.example.editor.edit-note;",
             ], recordAs: "editor")

@@ -146,6 +146,17 @@ enum DBusNames {
         }, box, { data in Unmanaged<WatchCallback>.fromOpaque(data!).release() })
     }
 
+    /// Follows a signal of `sender` (a well-known name: whoever owns it now); `received`
+    /// gets its values. Returns the id for `g_dbus_connection_signal_unsubscribe`.
+    static func subscribe(_ connection: OpaquePointer, sender: String, interface: String, member: String, path: String,
+                          _ received: @escaping ([DBusValue]) -> Void) -> guint {
+        let box = Unmanaged.passRetained(SignalCallback(received)).toOpaque()
+        return g_dbus_connection_signal_subscribe(connection, sender, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE, { _, _, _, _, _, parameters, data in
+            guard let parameters else { return }
+            Unmanaged<SignalCallback>.fromOpaque(data!).takeUnretainedValue().body(DBusValue(parameters).items)
+        }, box, { data in Unmanaged<SignalCallback>.fromOpaque(data!).release() })
+    }
+
     /// Calls a method without blocking the GLib thread; `done` gets the answer's values or
     /// the error's text, on the GLib thread.
     static func call(_ connection: OpaquePointer, bus: String, path: String, interface: String, method: String, _ arguments: [DBusValue],
@@ -179,6 +190,11 @@ enum DBusNames {
     private final class WatchCallback {
         let body: (String?) -> Void
         init(_ body: @escaping (String?) -> Void) { self.body = body }
+    }
+
+    private final class SignalCallback {
+        let body: ([DBusValue]) -> Void
+        init(_ body: @escaping ([DBusValue]) -> Void) { self.body = body }
     }
 
     private final class CallCallback {

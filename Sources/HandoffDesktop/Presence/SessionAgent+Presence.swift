@@ -186,6 +186,7 @@ extension SessionAgent {
         if p.offers.count > 1 { body += " (and \(p.offers.count - 1) more)" }
         // Plasma renders the body as rich text: what other machines wrote is escaped.
         look.tooltipBody = MenuText.escaped(body)
+        look.accessibleDescription = "Handoff: " + body
         return look
     }
 

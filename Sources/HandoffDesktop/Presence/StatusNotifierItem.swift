@@ -18,12 +18,20 @@ final class StatusNotifierItem: @unchecked Sendable {
         var iconName = "handoff"
         var tooltipTitle = "Handoff"
         var tooltipBody = ""
+        /// What a screen reader says of the icon: plain text, never markup. GNOME's
+        /// AppIndicator extension reads it (`IconAccessibleDesc`, an Ayatana property
+        /// libappindicator items have) and names the icon after it.
+        var accessibleDescription = "Handoff: nothing to continue"
     }
 
     private let connection: OpaquePointer
     private var object: DBusObject?
     private var nameOwner: guint = 0
     private var watch: guint = 0
+    private var unregistered: guint = 0
+    private var reregistrations = 0
+    /// The watcher's unique name while there is one (`host` once it took the item).
+    private var watcherOwner: String?
     let busName = "org.kde.StatusNotifierItem-\(getpid())-1"
     private var look = Look()
     /// Who hosts it now (the watcher's unique name), for `handoffctl sources`.
@@ -50,6 +58,8 @@ final class StatusNotifierItem: @unchecked Sendable {
         }, properties: { [weak self] name in self?.property(name, menuPath: menuPath) })
         nameOwner = DBusNames.own(connection, busName) { _ in }
         watch = DBusNames.watch(connection, Self.watcher) { [weak self] owner in self?.watcherChanged(owner) }
+        unregistered = DBusNames.subscribe(connection, sender: Self.watcher, interface: Self.watcher, member: "StatusNotifierItemUnregistered",
+                                           path: "/StatusNotifierWatcher") { [weak self] values in self?.dropped(values.first?.string) }
     }
 
     private func property(_ name: String, menuPath: String) -> DBusValue? {
@@ -66,6 +76,8 @@ final class StatusNotifierItem: @unchecked Sendable {
         case "IconName": .string(look.iconName)
         case "IconPixmap", "OverlayIconPixmap", "AttentionIconPixmap": .array("(iiay)", [])
         case "OverlayIconName", "AttentionIconName", "AttentionMovieName": .string("")
+        case "IconAccessibleDesc": .string(look.accessibleDescription)
+        case "AttentionAccessibleDesc": .string("")
         case "ToolTip": .tuple([.string(look.iconName), .array("(iiay)", []), .string(look.tooltipTitle), .string(look.tooltipBody)])
         default: nil
         }
@@ -75,7 +87,7 @@ final class StatusNotifierItem: @unchecked Sendable {
     func show(_ new: Look) {
         let old = look
         look = new
-        if old.iconName != new.iconName { object?.emit("NewIcon", []) }
+        if old.iconName != new.iconName || old.accessibleDescription != new.accessibleDescription { object?.emit("NewIcon", []) }
         if old.tooltipTitle != new.tooltipTitle || old.tooltipBody != new.tooltipBody || old.iconName != new.iconName {
             object?.emit("NewToolTip", [])
         }
@@ -83,10 +95,28 @@ final class StatusNotifierItem: @unchecked Sendable {
 
     private func watcherChanged(_ owner: String?) {
         host = nil
+        watcherOwner = owner
+        reregistrations = 0
         guard let owner else {
             onHost(.none)
             return
         }
+        register(owner)
+    }
+
+    /// The watcher dropped our item while we are still here. GNOME's AppIndicator extension
+    /// does that when an item registers while it is itself looking for items at the shell's
+    /// start (the two registrations race, and it destroys the item): a login where the
+    /// agent starts with the shell lost its icon. Registered again, a few times at most, so
+    /// that a watcher that keeps dropping it is not asked forever.
+    private func dropped(_ item: String?) {
+        guard let item, item == busName || item.hasPrefix(busName + "/") || item.hasPrefix(busName + "@"),
+              object != nil, let owner = watcherOwner, reregistrations < 3 else { return }
+        reregistrations += 1
+        register(owner)
+    }
+
+    private func register(_ owner: String) {
         DBusNames.call(connection, bus: Self.watcher, path: "/StatusNotifierWatcher", interface: Self.watcher,
                        method: "RegisterStatusNotifierItem", [.string(busName)]) { [weak self] result in
             guard let self else { return }
@@ -106,6 +136,7 @@ final class StatusNotifierItem: @unchecked Sendable {
 
     /// Off the bus: the watcher drops the item when its name goes.
     func close() {
+        if unregistered != 0 { g_dbus_connection_signal_unsubscribe(connection, unregistered); unregistered = 0 }
         if watch != 0 { g_bus_unwatch_name(watch); watch = 0 }
         if nameOwner != 0 { g_bus_unown_name(nameOwner); nameOwner = 0 }
         object?.unregister()
@@ -131,6 +162,8 @@ final class StatusNotifierItem: @unchecked Sendable {
             <property name="AttentionIconPixmap" type="a(iiay)" access="read"/>
             <property name="AttentionMovieName" type="s" access="read"/>
             <property name="ToolTip" type="(sa(iiay)ss)" access="read"/>
+            <property name="IconAccessibleDesc" type="s" access="read"/>
+            <property name="AttentionAccessibleDesc" type="s" access="read"/>
             <method name="ContextMenu"><arg name="x" type="i" direction="in"/><arg name="y" type="i" direction="in"/></method>
             <method name="Activate"><arg name="x" type="i" direction="in"/><arg name="y" type="i" direction="in"/></method>
             <method name="SecondaryActivate"><arg name="x" type="i" direction="in"/><arg name="y" type="i" direction="in"/></method>

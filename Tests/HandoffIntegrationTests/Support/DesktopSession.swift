@@ -183,6 +183,19 @@ final class DesktopSession: @unchecked Sendable {
 }
 
 extension NetnsRun {
+    /// a and b started and paired, and b's desktop session (stopped afterwards): where the
+    /// desktop's tests begin.
+    static func withPairedDesktop(daemonOptions: [String] = [], _ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
+        try await with(["a", "b"]) { net in
+            try await net.startDaemon("a")
+            try await net.startDaemon("b", daemonOptions)
+            try await net.pair("a", "b")
+            let desk = try DesktopSession(net, host: "b")
+            defer { desk.stop() }
+            try await body(net, desk)
+        }
+    }
+
     /// Makes an activity current on `origin` (`become-current ARGS`) and waits until
     /// `host` lists it; returns its id.
     @discardableResult

@@ -68,10 +68,15 @@ extension DesktopSession {
     }
 
     func probe(_ args: [String]) async throws -> Any {
-        let r = try await run([Self.probe] + args)
+        try await jsonAnswer(Self.probe, args)
+    }
+
+    /// A probe's answer: the JSON of the last line it printed.
+    func jsonAnswer(_ tool: String, _ args: [String]) async throws -> Any {
+        let r = try await run([tool] + args)
         guard r.status == 0, let line = r.stdout.split(separator: "\n").last,
               let value = try? JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed]) else {
-            throw TestFailure("panel-probe \(args.joined(separator: " ")): \(r)")
+            throw TestFailure("\((tool as NSString).lastPathComponent) \(args.joined(separator: " ")): \(r)")
         }
         return value
     }
@@ -90,11 +95,13 @@ extension DesktopSession {
         return out
     }
 
-    /// Whether the watcher lists the agent's item (registered under its own bus name).
+    /// Whether the watcher lists the agent's item (registered under its own bus name):
+    /// xfce4-panel and waybar list it with its path, GNOME's AppIndicator extension without.
     func trayRegistered(agent pid: Int32? = nil) async throws -> Bool {
         guard let agent = pid ?? agent else { return false }
         let items = try await probe("items") as? [String] ?? []
-        return items.contains("org.kde.StatusNotifierItem-\(agent)-1/StatusNotifierItem")
+        let name = "org.kde.StatusNotifierItem-\(agent)-1"
+        return items.contains(name + "/StatusNotifierItem") || items.contains(name)
     }
 
     static let xfcePanel = """

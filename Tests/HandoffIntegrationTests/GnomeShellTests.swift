@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+
+/// GNOME Shell itself (43, Debian 12's) as users meet it: handoff's extension loaded by the
+/// shell, its panel menu showing what a offers and continuing it on b; the AppIndicator
+/// extension showing the tray item; a search typed in the overview reaching the agent's
+/// provider. Two namespace workstations; b runs GNOME Shell headless. Root only.
+extension WorkstationTests {
+@Suite struct GnomeShellTests {
+    func withGnomeShell(_ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
+        try await NetnsRun.withPairedDesktop { net, desk in
+            try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: [
+                "Icon=accessories-text-editor", "X-Handoff-ActivityTypes=org.example.editor.edit-note;",
+            ], recordAs: "editor")
+            try await desk.startPanelBus()
+            try await desk.startAgent(["--no-notifications"])
+            do {
+                try await desk.startGnomeShell()
+                try await body(net, desk)
+            } catch {
+                var states: [String] = []
+                for uuid in [DesktopSession.unsafeModeUUID, DesktopSession.extensionUUID, DesktopSession.appIndicatorUUID] {
+                    states.append("\(uuid): \((try? await desk.shellProbe("extension", uuid)).map { "\($0)" } ?? "no answer")")
+                }
+                let logs = ["agent.log", "gnome-shell.log"].map { name in
+                    "--- \(name) ---\n" + (((try? String(contentsOfFile: desk.root + "/" + name, encoding: .utf8)) ?? "").split(separator: "\n").suffix(30).joined(separator: "\n"))
+                }
+                throw TestFailure("\(error)\n" + states.joined(separator: "\n") + "\n" + logs.joined(separator: "\n"))
+            }
+        }
+    }
+
+    /// The extension renders b's presence and follows it as it changes, without polling:
+    /// a's offer appears under a's name, a click continues it in its app, a source turned
+    /// off from the menu is off, pairing opens and closes from it, a's handoffd killed
+    /// leaves nothing to continue, and the agent stopped says so. The shell logs no error.
+    @Test func theExtensionShowsWhatIsOfferedAndContinuesIt() async throws {
+        try await withGnomeShell { net, desk in
+            try await eventually(10, "the menu to show the agent's presence") { try await desk.shellMenu().contains("Nothing to continue") }
+            #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff")
+
+            let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
+            let entry = "Continue \u{201C}Shopping list\u{201D}"
+            try await eventually(10, "a's offer in GNOME Shell's menu") { try await desk.shellMenu().contains(entry) }
+            let labels = try await desk.shellMenu()
+            #expect(labels.contains("From ws-a"), "offers per workstation: \(labels)")
+            #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff-available")
+            #expect(try desk.record("editor") == nil, "nothing opens before the user clicks")
+            #expect(try await desk.shellProbe("click", entry) as? Bool == true)
+            #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
+
+            // A source switched off in the menu is off for handoffd.
+            #expect(try await desk.shellProbe("toggle", "media") as? Bool == true)
+            try await eventually(10, "media to be off") {
+                let s = try await net.ctl("b", "sources", "--json").stdout
+                return s.contains("\"media\"") && (try? JSONSerialization.jsonObject(with: Data(s.utf8)) as? [String: Any]).map { o in
+                    ((o["sources"] as? [[String: Any]]) ?? []).contains { $0["name"] as? String == "media" && $0["enabled"] as? Bool == false }
+                } == true
+            }
+
+            // Pairing opens from the menu, shows where it stands, and stops from it.
+            #expect(try await desk.shellProbe("click", "Pair a workstation") as? Bool == true)
+            try await eventually(10, "the menu to show pairing") { try await desk.shellMenu().contains("Stop pairing") }
+            #expect(try await desk.shellProbe("click", "Stop pairing") as? Bool == true)
+            try await eventually(10, "pairing to close") { try await desk.shellMenu().contains("Pair a workstation\u{2026}") }
+
+            // a goes away: its offer leaves the menu at once.
+            await net.kill("a", SIGKILL)
+            try await eventually(10, "a's offer to leave the menu") { try await desk.shellMenu().contains("Nothing to continue") }
+            #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff")
+
+            // The agent stops: the menu says so, and offers to start it.
+            await desk.stopAgent()
+            try await eventually(10, "the menu to say the agent is not running") {
+                try await desk.shellMenu().contains("Handoff\u{2019}s session agent is not running")
+            }
+            #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
+        }
+    }
+
+    /// The AppIndicator extension (Debian's gnome-shell-extension-appindicator) owns the
+    /// watcher in GNOME Shell: the agent's tray item registers with it and shows in the
+    /// panel, named for screen readers by what it says (`IconAccessibleDesc`), which
+    /// follows a's offer. The shell logs no error (it did, before the item had that property).
+    @Test func theAppIndicatorExtensionShowsTheTrayItem() async throws {
+        try await withGnomeShell { net, desk in
+            try await eventually(15, "the item to register with GNOME Shell's watcher") { try await desk.trayRegistered() }
+            func shown() async throws -> [String] {
+                (try await desk.shellProbe("panel") as? [[String: Any]] ?? []).filter {
+                    ($0["role"] as? String ?? "").hasPrefix("appindicator-") && $0["visible"] as? Bool == true
+                }.compactMap { $0["name"] as? String }
+            }
+            try await eventually(10, "the item in GNOME Shell's panel") { try await shown() == ["Handoff: nothing to continue"] }
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
+            try await eventually(10, "the item to say what waits") {
+                try await shown() == ["Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"]
+            }
+            let item = try await desk.probe("item") as? [String: Any]
+            #expect((item?["properties"] as? [String: Any])?["IconName"] as? String == "handoff-available")
+            #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
+        }
+    }
+
+    /// A search typed in the overview reaches the agent's provider: a's offer marked
+    /// searchable is found under its title, a click on the result continues it on b; an
+    /// offer not marked searchable is not found.
+    @Test func aSearchInTheOverviewFindsAndContinuesAnOffer() async throws {
+        try await withGnomeShell { net, desk in
+            let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Quarterly report", "--search"])
+            var names: [String] = []
+            try await eventually(15, "the shell's search to find the offer") {
+                names = try await desk.shellProbe("search", "5", "quarter") as? [String] ?? []
+                return names.contains("Quarterly report")
+            }
+            #expect(try await desk.shellProbe("search-activate", "Quarterly report") as? Bool == true)
+            #expect(try await desk.waitForRecord("editor")["argv"] as? [String] == ["handoff:continued/\(id)"])
+
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Secret plan"])
+            let secret = try await desk.shellProbe("search", "5", "secret") as? [String]
+            #expect(secret == [], "not marked searchable: \(String(describing: secret))")
+            #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
+        }
+    }
+}
+}
+
+/// The GNOME Shell extension's parts that need no shell: its menu model against what other
+/// machines may send (Tests/Fixtures/gnome-shell/model-test.js, run by gjs, the shell's own
+/// JavaScript engine), and link-entry, which picks the entry point a shell's version loads.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gjs") || ProcessInfo.processInfo.environment["CI"] == "true",
+                "needs gjs (scripts/install-deps)"))
+struct GnomeShellExtensionTests {
+    static let source = TestEnvironment.packageRoot + "/packaging/gnome-shell"
+
+    @Test func theMenuModelHoldsAgainstHostileAndOddInput() async throws {
+        let r = try await CommandLineTool.run("/usr/bin/gjs", ["-m", TestEnvironment.packageRoot + "/Tests/Fixtures/gnome-shell/model-test.js"],
+                                              environment: [:])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.stdout.contains("checks passed") && !r.stdout.contains("not ok"), "\(r)")
+    }
+
+    /// GNOME Shell 43 and 44 load a script, 45 and later an ES module: extension.js links to
+    /// the one this shell loads, whatever way its version is written.
+    @Test(arguments: [("43.9", "extension-43.js"), ("43.9-0+deb12u2", "extension-43.js"), ("1:44.2-1", "extension-43.js"),
+                      ("45.0", "extension-45.js"), ("48.7-0+deb13u1", "extension-45.js"), ("", "extension-45.js")])
+    func theEntryIsTheOneTheShellLoads(version: String, entry: String) async throws {
+        let dir = try TestEnvironment.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try await CommandLineTool.run(Self.source + "/link-entry", [dir, version], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(r.status == 0, "\(r)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/extension.js") == entry)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// GNOME Shell itself (Debian 12's 43) in a test's desktop session: headless, as the
+/// session's Wayland compositor and shell, with handoff's extension installed the way
+/// scripts/install installs it, and `Tests/Fixtures/shell-probe` to drive it as a user
+/// does. Facts on running it so: ../shared/notes/PRESENCE.md, "GNOME Shell".
+extension DesktopSession {
+    static var shellProbe: String { TestEnvironment.packageRoot + "/Tests/Fixtures/shell-probe" }
+    static let extensionUUID = "handoff@handoff.org"
+    static let unsafeModeUUID = "unsafe-mode@handoff.test"
+    static let appIndicatorUUID = "ubuntu-appindicators@ubuntu.com"
+
+    var gnomeShellLog: String { root + "/gnome-shell.log" }
+
+    /// Starts GNOME Shell with the unsafe-mode fixture (so that the probe can click) and
+    /// `preset` enabled in its settings, then enables `enable` as `gnome-extensions enable`
+    /// does, one at a time (the shell's EnableExtension reads the list it appends to from
+    /// its settings: two at once lose one). Returns the shell's pid once each is enabled.
+    ///
+    /// The shell needs a system bus, and a standard one would try to start logind for it
+    /// and fail: a bus of the session's own that allows everything and starts nothing
+    /// leaves logind absent, which the shell accepts. The desktop's data folders are the
+    /// session's own first, then the system's (schemas, the AppIndicator extension, icons).
+    @discardableResult
+    func startGnomeShell(preset: [String] = [appIndicatorUUID], enable: [String] = [extensionUUID]) async throws -> Int32 {
+        let systemBus = root + "/system_bus_socket"
+        let config = root + "/system-bus.conf"
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>system</type>
+              <listen>unix:path=\(systemBus)</listen>
+              <policy context="default">
+                <allow user="*"/><allow own="*"/>
+                <allow send_type="method_call"/><allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
+                <allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/><allow receive_type="error"/>
+              </policy>
+            </busconfig>
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        adopt(try await net.spawn(host, log: root + "/system-bus.log", ["dbus-daemon", "--config-file=" + config, "--nofork", "--nopidfile"]))
+        try await eventually(10, "the shell's system bus on \(host)") { FileManager.default.fileExists(atPath: systemBus) }
+
+        try installGnomeShellExtension()
+        let runtime = root + "/shell-runtime"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var env = environment
+        env["XDG_DATA_DIRS"] = root + "/system:/usr/local/share:/usr/share"
+        env["XDG_RUNTIME_DIR"] = runtime
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + systemBus
+        env["NO_AT_BRIDGE"] = "1"
+        // The launcher's Exec (handoff-session) on the PATH, as /usr/bin is for an installed
+        // package: GLib drops a desktop entry whose program it cannot find, and the shell a
+        // search provider whose launcher it cannot load.
+        env["PATH"] = TestEnvironment.binDirectory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let enabled = ([Self.unsafeModeUUID] + preset).map { "'\($0)'" }.joined(separator: ", ")
+        let set = try await run(["env", "XDG_DATA_DIRS=/usr/share", "gsettings", "set", "org.gnome.shell", "enabled-extensions", "[\(enabled)]"])
+        guard set.status == 0 else { throw TestFailure("gsettings: \(set)") }
+        let pid = try await net.spawn(host, log: gnomeShellLog, ["env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "gnome-shell",
+                                                                 "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x720"],
+                                      environment: env)
+        adopt(pid)
+        try await eventually(30, "GNOME Shell on \(host) to answer on the session bus") {
+            let info = try? await self.shellProbe("extension", Self.unsafeModeUUID) as? [String: Any]
+            return info?["state"] as? Double == 1
+        }
+        for uuid in enable { _ = try await shellProbe("enable", uuid) }
+        for uuid in [Self.unsafeModeUUID] + preset + enable {
+            try await eventually(15, "GNOME Shell to enable \(uuid)") {
+                let info = try await self.shellProbe("extension", uuid) as? [String: Any]
+                if let error = info?["error"] as? String, !error.isEmpty { throw TestFailure("\(uuid) failed to load: \(error)") }
+                return info?["state"] as? Double == 1
+            }
+        }
+        return pid
+    }
+
+    /// The extension as scripts/install puts it in a user's home (its entry linked for
+    /// this shell by link-entry), the test's unsafe-mode one beside it, and the search
+    /// provider's .ini and launcher in the desktop's data folder.
+    func installGnomeShellExtension() throws {
+        let fm = FileManager.default
+        let extensions = dataHome + "/gnome-shell/extensions"
+        try fm.createDirectory(atPath: extensions, withIntermediateDirectories: true)
+        let source = TestEnvironment.packageRoot + "/packaging/gnome-shell"
+        for (from, uuid) in [(source + "/" + Self.extensionUUID, Self.extensionUUID),
+                             (TestEnvironment.packageRoot + "/Tests/Fixtures/gnome-shell/" + Self.unsafeModeUUID, Self.unsafeModeUUID)] {
+            try? fm.removeItem(atPath: extensions + "/" + uuid)
+            try fm.copyItem(atPath: from, toPath: extensions + "/" + uuid)
+        }
+        let link = Process()
+        link.executableURL = URL(fileURLWithPath: source + "/link-entry")
+        link.arguments = [extensions + "/" + Self.extensionUUID]
+        try link.run()
+        link.waitUntilExit()
+        guard link.terminationStatus == 0 else { throw TestFailure("link-entry failed") }
+        let providers = root + "/system/gnome-shell/search-providers", apps = root + "/system/applications"
+        for d in [providers, apps] { try fm.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        for (from, to) in [("/packaging/search/org.handoff.Handoff.search-provider.ini", providers + "/org.handoff.Handoff.search-provider.ini"),
+                           ("/packaging/xdg/org.handoff.Handoff.desktop", apps + "/org.handoff.Handoff.desktop")] {
+            try? fm.removeItem(atPath: to)
+            try fm.copyItem(atPath: TestEnvironment.packageRoot + from, toPath: to)
+        }
+    }
+
+    /// `shell-probe ARGS` in this session; its JSON answer.
+    func shellProbe(_ args: String...) async throws -> Any {
+        try await shellProbe(args)
+    }
+
+    func shellProbe(_ args: [String]) async throws -> Any {
+        try await jsonAnswer(Self.shellProbe, args)
+    }
+
+    /// The labels of the handoff indicator's menu, depth first, as GNOME Shell draws them.
+    func shellMenu() async throws -> [String] {
+        (try await shellProbe("menu") as? [[String: Any]] ?? []).compactMap { $0["label"] as? String }
+    }
+
+    /// What GNOME Shell printed that says an extension or its JavaScript went wrong.
+    var gnomeShellErrors: [String] {
+        let text = (try? String(contentsOfFile: gnomeShellLog, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init).filter {
+            $0.contains("JS ERROR") || $0.contains("JS WARNING") || $0.localizedCaseInsensitiveContains("handoff")
+                && ($0.contains("rror") || $0.contains("xception"))
+        }
+    }
+}
