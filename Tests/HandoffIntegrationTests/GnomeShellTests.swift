@@ -7,7 +7,8 @@ import Testing
 /// provider. Two namespace workstations; b runs GNOME Shell headless. Root only.
 extension WorkstationTests {
 @Suite struct GnomeShellTests {
-    func withGnomeShell(_ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
+    func withGnomeShell(preset: [String] = [DesktopSession.appIndicatorUUID], enable: [String] = [DesktopSession.extensionUUID],
+                        _ body: (NetnsRun, DesktopSession) async throws -> Void) async throws {
         try await NetnsRun.withPairedDesktop { net, desk in
             try desk.addEntry("org.example.Editor.desktop", name: "Editor", lines: [
                 "Icon=accessories-text-editor", "X-Handoff-ActivityTypes=org.example.editor.edit-note;",
@@ -15,7 +16,7 @@ extension WorkstationTests {
             try await desk.startPanelBus()
             try await desk.startAgent(["--no-notifications"])
             do {
-                try await desk.startGnomeShell()
+                try await desk.startGnomeShell(preset: preset, enable: enable)
                 try await body(net, desk)
             } catch {
                 var states: [String] = []
@@ -38,6 +39,9 @@ extension WorkstationTests {
         try await withGnomeShell { net, desk in
             try await eventually(10, "the menu to show the agent's presence") { try await desk.shellMenu().contains("Nothing to continue") }
             #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff")
+            try await eventually(10, "sources to say the extension shows the presence") {
+                try await net.ctl("b", "sources").stdout.contains("handoff's GNOME Shell extension shows it in GNOME's panel too")
+            }
 
             let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
             let entry = "Continue \u{201C}Shopping list\u{201D}"
@@ -74,6 +78,9 @@ extension WorkstationTests {
             try await eventually(10, "the menu to say the agent is not running") {
                 try await desk.shellMenu().contains("Handoff\u{2019}s session agent is not running")
             }
+            // It comes back: the menu follows the new agent (its properties read again).
+            try await desk.startAgent(["--no-notifications"])
+            try await eventually(10, "the menu to show the new agent's presence") { try await desk.shellMenu().contains("Nothing to continue") }
             #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
         }
     }
@@ -98,6 +105,29 @@ extension WorkstationTests {
             let item = try await desk.probe("item") as? [String: Any]
             #expect((item?["properties"] as? [String: Any])?["IconName"] as? String == "handoff-available")
             #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
+        }
+    }
+
+    /// Doctor in GNOME with neither handoff's extension nor the AppIndicator one: no tray,
+    /// and it names the extension to enable; enabled, the presence shows and doctor is content.
+    @Test func doctorInGnomeNamesTheExtensionUntilItIsEnabled() async throws {
+        try await withGnomeShell(preset: [], enable: []) { net, desk in
+            func tray() async throws -> [String: Any] {
+                let doctor = try await net.ctl("b", "doctor", "--json")
+                let checks = (try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["checks"] as? [[String: Any]] ?? []
+                return checks.first { $0["id"] as? String == "tray" } ?? [:]
+            }
+            try await eventually(10, "doctor to name the extension") {
+                let t = try await tray()
+                return t["status"] as? String == "warning" && (t["fix"] as? String ?? "").contains("gnome-extensions enable handoff@handoff.org")
+            }
+            _ = try await desk.shellProbe("enable", DesktopSession.extensionUUID)
+            try await eventually(15, "doctor to see the extension show the presence") {
+                let t = try await tray()
+                return t["status"] as? String != "warning" && (t["detail"] as? String ?? "").contains("shown in GNOME's panel by handoff's GNOME Shell extension")
+            }
+            _ = try await desk.shellProbe("disable", DesktopSession.extensionUUID)
+            try await eventually(15, "doctor to warn again once it is disabled") { try await tray()["status"] as? String == "warning" }
         }
     }
 

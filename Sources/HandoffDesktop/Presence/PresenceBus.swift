@@ -22,13 +22,21 @@ public final class PresenceBus: @unchecked Sendable {
         case activateResult(ShellSearch.Result)
         /// Whether a panel shows the tray icon.
         case trayHost(StatusNotifierItem.HostState)
+        /// Whether GNOME Shell runs here, and whether handoff's extension in it shows the
+        /// presence (it owns `extensionBusName` while enabled).
+        case gnomeShell(Bool)
+        case shellExtension(Bool)
     }
+
+    /// The name handoff's GNOME Shell extension owns while it shows the presence.
+    static let extensionBusName = "org.handoff.Shell"
 
     let commands: AsyncStream<Command>
     private let continuation: AsyncStream<Command>.Continuation
     private let loop: GLibLoop
     private var connection: OpaquePointer?
     private var owner: guint = 0
+    private var watches: [guint] = []
     private var presence: PresenceInterface?
     private var search: SearchProviders?
     private var item: StatusNotifierItem?
@@ -57,6 +65,10 @@ public final class PresenceBus: @unchecked Sendable {
         }, activate: { [weak self] result in self?.send(.activateResult(result)) })
         // Exported first: whoever sees the name appear finds the objects there.
         owner = DBusNames.own(c, Self.busName) { _ in }
+        watches = [
+            DBusNames.watch(c, "org.gnome.Shell") { [weak self] owner in self?.send(.gnomeShell(owner != nil)) },
+            DBusNames.watch(c, Self.extensionBusName) { [weak self] owner in self?.send(.shellExtension(owner != nil)) },
+        ]
     }
 
     /// Shows or hides the tray icon. GLib thread.
@@ -107,6 +119,8 @@ public final class PresenceBus: @unchecked Sendable {
     func remember(_ metas: [ShellSearch.Meta]) { search?.remember(metas) }
 
     func close() {
+        for w in watches { g_bus_unwatch_name(w) }
+        watches = []
         item?.close()
         menu?.close()
         search?.close()

@@ -14,6 +14,9 @@ struct PresenceKeeping {
     var problem: String?
     var state = Presence()
     var host: StatusNotifierItem.HostState?
+    /// GNOME Shell runs in this session; handoff's extension shows the presence in it.
+    var gnomeShell = false
+    var shellExtension = false
     /// Refreshes asked for while one runs: it runs again for them, and those who asked
     /// wait for that run (`waiting`).
     var wantOffers = false
@@ -191,18 +194,31 @@ extension SessionAgent {
     }
 
     /// What `handoffctl sources` says of the tray, and what doctor advises.
+    /// What doctor and `handoffctl sources` say of the tray: where the presence shows, or
+    /// what this desktop needs. handoff's GNOME Shell extension shows it without a tray, so
+    /// in GNOME a missing tray is not a problem while the extension runs.
     func trayDetail(_ config: SessionConfiguration) -> (detail: String, fix: String?) {
-        if !config.tray { return ("off (tray = no in \(settings.configPath))", nil) }
+        let extensionNote = presence.shellExtension ? "; handoff's GNOME Shell extension shows it in GNOME's panel too" : ""
+        if !config.tray {
+            return ("off (tray = no in \(settings.configPath))" + extensionNote, nil)
+        }
         if let problem = presence.problem { return ("not working: \(problem)", "check that the session bus runs (DBUS_SESSION_BUS_ADDRESS)") }
         switch presence.host {
         case .registered(let pid)?:
             let name = pid.flatMap { Self.processName($0) }
-            return ("shown in the panel" + (name.map { " by \($0)" } ?? ""), nil)
+            return ("shown in the panel" + (name.map { " by \($0)" } ?? "") + extensionNote, nil)
         case .failed(let why)?:
-            return ("the panel refused the icon: \(why)", "restart the panel, or turn the tray off: handoffctl sources off tray")
+            return ("the panel refused the icon: \(why)" + extensionNote,
+                    presence.shellExtension ? nil : "restart the panel, or turn the tray off: handoffctl sources off tray")
         case .none?, nil:
-            return ("no panel here shows tray icons (nothing owns org.kde.StatusNotifierWatcher); notifications say what is offered",
-                    "GNOME: sudo apt install gnome-shell-extension-appindicator, then gnome-extensions enable ubuntu-appindicators@ubuntu.com and log in again; Xfce, KDE Plasma, waybar and others show it in their tray or status area")
+            if presence.shellExtension {
+                return ("shown in GNOME's panel by handoff's GNOME Shell extension (no tray icon: nothing here shows them)", nil)
+            }
+            let none = "no panel here shows tray icons (nothing owns org.kde.StatusNotifierWatcher); notifications say what is offered"
+            if presence.gnomeShell {
+                return (none, "GNOME: enable handoff's extension with gnome-extensions enable handoff@handoff.org (installed with the handoff package; log out and in first if it was just installed), or install gnome-shell-extension-appindicator for the tray icon")
+            }
+            return (none, "GNOME: gnome-extensions enable handoff@handoff.org (handoff's own), or sudo apt install gnome-shell-extension-appindicator for the tray icon; Xfce, KDE Plasma, waybar and others show it in their tray or status area")
         }
     }
 
@@ -238,6 +254,13 @@ extension SessionAgent {
         case .trayHost(let state):
             presence.host = state
             logger.info("tray", metadata: ["host": "\(state)"])
+            await publishPresence()
+        case .gnomeShell(let running):
+            presence.gnomeShell = running
+            await publishPresence()
+        case .shellExtension(let shown):
+            presence.shellExtension = shown
+            logger.info("GNOME Shell extension", metadata: ["shown": "\(shown)"])
             await publishPresence()
         case .search(let query, let invocation):
             await answerSearch(query, invocation)

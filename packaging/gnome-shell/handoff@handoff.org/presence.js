@@ -19,6 +19,7 @@ import {menuModel} from './model.js';
 const BUS_NAME = 'org.handoff.Session';
 const OBJECT_PATH = '/org/handoff/Presence';
 const INTERFACE = 'org.handoff.Presence1';
+const SHELL_NAME = 'org.handoff.Shell';
 // Typed proxy: the properties the indicator reads and the methods it calls.
 const INTERFACE_XML = `<node><interface name="${INTERFACE}">
   <property name="Offers" type="aa{sv}" access="read"/>
@@ -75,6 +76,9 @@ export function createIndicator(shell) {
                     this._schedule();
                 });
             this._draw();
+            // While this name is ours the session agent knows the presence shows here, so
+            // doctor does not ask for a tray GNOME does not have.
+            this._name = Gio.bus_own_name(Gio.BusType.SESSION, SHELL_NAME, Gio.BusNameOwnerFlags.NONE, null, null, null);
         }
 
         _setIcon(available) {
@@ -202,6 +206,7 @@ export function createIndicator(shell) {
         }
 
         destroy() {
+            Gio.bus_unown_name(this._name);
             this._cancellable.cancel();
             if (this._rebuild)
                 GLib.source_remove(this._rebuild);
