@@ -193,7 +193,6 @@ extension SessionAgent {
         return look
     }
 
-    /// What `handoffctl sources` says of the tray, and what doctor advises.
     /// What doctor and `handoffctl sources` say of the tray: where the presence shows, or
     /// what this desktop needs. handoff's GNOME Shell extension shows it without a tray, so
     /// in GNOME a missing tray is not a problem while the extension runs.
