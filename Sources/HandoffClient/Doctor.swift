@@ -56,11 +56,8 @@ public enum Doctor {
         if !source.enabled {
             return DiagnosticCheck("clipboard", .ok, "clipboard", source.detail, fix: "handoffctl sources on clipboard")
         }
-        if source.detail.contains("no data-control") {
-            // GNOME's Mutter: no program outside gnome-shell can follow the Wayland clipboard.
-            return DiagnosticCheck("clipboard", .warning, "clipboard", source.detail,
-                                   fix: "this compositor (GNOME's Mutter) lets no program follow its clipboard; copies in X11 apps and \(everywhere)")
-        }
+        // The agent knows this desktop: its fix names the way here (the source's `fix`).
+        if let fix = source.fix { return DiagnosticCheck("clipboard", .warning, "clipboard", source.detail, fix: fix + "; " + everywhere) }
         if source.detail.hasPrefix("sharing") { return DiagnosticCheck("clipboard", .ok, "clipboard", source.detail) }
         return DiagnosticCheck("clipboard", .warning, "clipboard", source.detail,
                                fix: "the session agent needs DISPLAY (X11) or WAYLAND_DISPLAY with a data-control protocol (sway, KWin); \(everywhere)")

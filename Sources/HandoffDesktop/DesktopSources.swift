@@ -137,7 +137,7 @@ extension SessionAgent {
         }
         list.append(DesktopSource(name: "browser", enabled: config.browser, detail: browser))
 
-        var shared: String
+        var shared: String, sharedFix: String?
         if !config.clipboard {
             shared = "off (clipboard = no in \(file)): copies here are not announced, and others' are not offered here"
         } else if let desktop = clipboard.desktop {
@@ -146,8 +146,10 @@ extension SessionAgent {
             if clipboard.offered != nil { shared += "; offering another workstation's copy" }
         } else {
             shared = "not working: \(clipboard.problem ?? "no display")"
+            // A Wayland compositor that lets no program outside it follow the clipboard.
+            if clipboard.problem?.contains("no data-control") == true { sharedFix = Self.desktopKind.clipboardFix }
         }
-        list.append(DesktopSource(name: "clipboard", enabled: config.clipboard, detail: shared))
+        list.append(DesktopSource(name: "clipboard", enabled: config.clipboard, detail: shared, fix: sharedFix))
         let tray = trayDetail(config)
         list.append(DesktopSource(name: "tray", enabled: config.tray, detail: tray.detail, fix: tray.fix))
         return list

@@ -1,4 +1,6 @@
 import Foundation
+import HandoffClient
+import HandoffControlAPI
 import Testing
 
 /// GNOME Shell itself (43, Debian 12's) as users meet it: handoff's extension loaded by the
@@ -15,19 +17,26 @@ extension WorkstationTests {
             ], recordAs: "editor")
             try await desk.startPanelBus()
             try await desk.startAgent(["--no-notifications"])
-            do {
+            try await explained(desk) {
                 try await desk.startGnomeShell(preset: preset, enable: enable)
                 try await body(net, desk)
-            } catch {
-                var states: [String] = []
-                for uuid in [DesktopSession.unsafeModeUUID, DesktopSession.extensionUUID, DesktopSession.appIndicatorUUID] {
-                    states.append("\(uuid): \((try? await desk.shellProbe("extension", uuid)).map { "\($0)" } ?? "no answer")")
-                }
-                let logs = ["agent.log", "gnome-shell.log"].map { name in
-                    "--- \(name) ---\n" + (((try? String(contentsOfFile: desk.root + "/" + name, encoding: .utf8)) ?? "").split(separator: "\n").suffix(30).joined(separator: "\n"))
-                }
-                throw TestFailure("\(error)\n" + states.joined(separator: "\n") + "\n" + logs.joined(separator: "\n"))
             }
+        }
+    }
+
+    /// `body`, whose failure comes with the extensions' states and the ends of the logs.
+    func explained(_ desk: DesktopSession, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            var states: [String] = []
+            for uuid in [DesktopSession.unsafeModeUUID, DesktopSession.extensionUUID, DesktopSession.appIndicatorUUID] {
+                states.append("\(uuid): \((try? await desk.shellProbe("extension", uuid)).map { "\($0)" } ?? "no answer")")
+            }
+            let logs = ["agent.log", "gnome-shell.log", "copier.log", "paster.log"].filter { FileManager.default.fileExists(atPath: desk.root + "/" + $0) }.map { name in
+                "--- \(name) ---\n" + (((try? String(contentsOfFile: desk.root + "/" + name, encoding: .utf8)) ?? "").split(separator: "\n").suffix(30).joined(separator: "\n"))
+            }
+            throw TestFailure("\(error)\n" + states.joined(separator: "\n") + "\n" + logs.joined(separator: "\n"))
         }
     }
 
@@ -151,6 +160,94 @@ extension WorkstationTests {
             #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
         }
     }
+
+    /// The clipboard on GNOME Wayland (issue 42, part 2), as a user meets it: a copy in a
+    /// Wayland GTK app on b, GNOME, is pasted by an X11 app on a, and a copy on a is pasted
+    /// by a Wayland GTK app on b. Mutter has no data-control protocol; b's agent shares
+    /// XWayland's clipboard, which GNOME keeps in step with Wayland apps' both ways, read on
+    /// demand: a's app is asked for its data only when b's app pastes.
+    @Test func aWaylandAppsCopyOnGnomeIsPastedOnAnotherWorkstationAndTheReverse() async throws {
+        try await NetnsRun.withPairedDesktop { net, b in
+            let a = try DesktopSession(net, host: "a")
+            defer { a.stop() }
+            try await a.startBus()
+            try await a.startX()
+            try await a.startAgent()
+            try await b.startPanelBus()
+            try await explained(b) {
+                try await b.startGnomeShell(preset: [], enable: [], x11: true)
+                try await b.startAgent(["--no-notifications"], environment: ["XDG_CURRENT_DESKTOP": "GNOME"])
+                try await eventually(10, "both agents to share the clipboard") { a.log.contains("sharing the clipboard") && b.log.contains("sharing the clipboard") }
+                let sources = try await net.ctl("b", "sources").stdout
+                #expect(sources.contains("sharing XWayland's X11 clipboard instead, which GNOME keeps in step with Wayland apps' both ways"), "\(sources)")
+                func newest(_ host: String) async throws -> ClipboardRecord? { try await HandoffClient(socketPath: net.socket(host)).clipboard() }
+                // Clicks the app's window (again, as a user would, until the app has the
+                // keyboard's focus and says it did its part).
+                func focus(_ title: String, until log: String, says: String) async throws {
+                    try await eventually(15, "\(title) to be focused and say \(says)") {
+                        if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(says) { return true }
+                        _ = try await b.shellProbe("focus", title)
+                        return false
+                    }
+                }
+                var wayland = b.environment
+                wayland["GDK_BACKEND"] = "wayland"
+                wayland["XDG_DATA_DIRS"] = "/usr/share"  // GTK's icons and MIME database
+
+                // A copy in a Wayland app on GNOME.
+                let copierLog = b.root + "/copier.log"
+                b.adopt(try await net.spawn("b", log: copierLog, [Self.waylandApp, "copy", "copied in GNOME"], environment: wayland))
+                try await focus("handoff-copier", until: copierLog, says: "copied")
+                #expect((try await b.shellProbe("selection") as? [String] ?? []).contains("text/plain;charset=utf-8"))
+                try await eventually(15, "the copy in GNOME to reach a") { try await newest("a")?.local == false }
+                let fromGnome = try await newest("a")
+                #expect(fromGnome?.formats.map(\.type).contains("text/plain;charset=utf-8") == true, "\(String(describing: fromGnome))")
+                try await eventually(10, "a's X11 app to paste the copy made in GNOME") {
+                    try await a.run(["timeout", "20", "xclip", "-selection", "clipboard", "-o"]).stdout == "copied in GNOME"
+                }
+
+                // The reverse: a copy on a, pasted by a Wayland app on GNOME.
+                let ownerLog = a.root + "/owner.log"
+                a.adopt(try await net.spawn("a", log: ownerLog, [X11ClipboardTests.owner, "UTF8_STRING=@copied on a"], environment: a.environment))
+                try await eventually(15, "a's copy to reach b") { let n = try await newest("b"); return n?.local == false && n?.id != fromGnome?.id }
+                func asked() -> [String] {
+                    ((try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("request ") }.map { String($0.dropFirst(8)) }
+                }
+                #expect(!asked().contains("UTF8_STRING"), "a's app is asked for its data only when b pastes: \(asked())")
+                try await eventually(10, "b's agent to offer a's copy to GNOME") {
+                    (try await b.shellProbe("selection") as? [String] ?? []).contains("UTF8_STRING")
+                }
+                let pasterLog = b.root + "/paster.log"
+                b.adopt(try await net.spawn("b", log: pasterLog, [Self.waylandApp, "paste"], environment: wayland))
+                try await focus("handoff-paster", until: pasterLog, says: "pasted ")
+                #expect(((try? String(contentsOfFile: pasterLog, encoding: .utf8)) ?? "").contains("pasted copied on a\n"))
+                #expect(asked().contains("UTF8_STRING"))
+                #expect(b.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(b.gnomeShellErrors)")
+            }
+        }
+    }
+
+    /// GNOME on Wayland without XWayland for the agent (no DISPLAY): nothing carries the
+    /// clipboard, and doctor says how to give the agent GNOME's XWayland.
+    @Test func doctorInGnomeWithoutXWaylandSaysHowToShareTheClipboard() async throws {
+        try await NetnsRun.withPairedDesktop { net, b in
+            try await b.startPanelBus()
+            try await explained(b) {
+                try await b.startGnomeShell(preset: [], enable: [])
+                b.useDisplays(runtime: b.shellRuntime, wayland: "wayland-0", x: nil, xauthority: nil)
+                try await b.startAgent(["--no-notifications"], environment: ["XDG_CURRENT_DESKTOP": "ubuntu:GNOME"])
+                let doctor = try await net.ctl("b", "doctor", "--json")
+                let checks = (try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["checks"] as? [[String: Any]] ?? []
+                let clipboard = checks.first { $0["id"] as? String == "clipboard" } ?? [:]
+                #expect(clipboard["status"] as? String == "warning", "\(clipboard)")
+                #expect((clipboard["detail"] as? String ?? "").contains("no data-control protocol"), "\(clipboard)")
+                #expect((clipboard["fix"] as? String ?? "").contains("systemctl --user import-environment DISPLAY XAUTHORITY"), "\(clipboard)")
+                #expect(doctor.status != 0 || doctor.stdout.contains("warning"), "\(doctor)")
+            }
+        }
+    }
+
+    static var waylandApp: String { TestEnvironment.packageRoot + "/Tests/Fixtures/wayland-app" }
 }
 }
 

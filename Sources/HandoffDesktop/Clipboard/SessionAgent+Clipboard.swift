@@ -50,7 +50,12 @@ extension SessionAgent {
             do {
                 opened = try X11Clipboard.open(display: display, logger: logger)
                 if !problems.isEmpty {
-                    clipboard.note = "\(problems[0]); sharing XWayland's X11 clipboard instead, which holds Wayland apps' copies only if the compositor mirrors them"
+                    clipboard.note = Self.desktopKind == .gnome
+                        // Measured with GNOME Shell 43 (GnomeShellTests): Mutter owns XWayland's
+                        // CLIPBOARD for a Wayland app's copy, and offers an X client's to
+                        // Wayland apps, both read on demand.
+                        ? "GNOME has no data-control protocol; sharing XWayland's X11 clipboard instead, which GNOME keeps in step with Wayland apps' both ways"
+                        : "\(problems[0]); sharing XWayland's X11 clipboard instead, which holds Wayland apps' copies only if the compositor mirrors them"
                 }
             } catch { problems.append("\(error)") }
         }
@@ -65,6 +70,11 @@ extension SessionAgent {
         clipboard.watch = Task {
             for await event in desktop.events { await self.desktopClipboard(event) }
         }
+    }
+
+    /// This session's desktop, as its session manager set `XDG_CURRENT_DESKTOP`.
+    static var desktopKind: DesktopKind {
+        DesktopKind(currentDesktop: getenv("XDG_CURRENT_DESKTOP").map { String(cString: $0) })
     }
 
     /// Stops sharing (`clipboard = no`): what was announced is withdrawn, what was offered

@@ -214,10 +214,8 @@ extension SessionAgent {
                 return ("shown in GNOME's panel by handoff's GNOME Shell extension (no tray icon: nothing here shows them)", nil)
             }
             let none = "no panel here shows tray icons (nothing owns org.kde.StatusNotifierWatcher); notifications say what is offered"
-            if presence.gnomeShell {
-                return (none, "GNOME: enable handoff's extension with gnome-extensions enable handoff@handoff.org (installed with the handoff package; log out and in first if it was just installed), or install gnome-shell-extension-appindicator for the tray icon")
-            }
-            return (none, "GNOME: gnome-extensions enable handoff@handoff.org (handoff's own), or sudo apt install gnome-shell-extension-appindicator for the tray icon; Xfce, KDE Plasma, waybar and others show it in their tray or status area")
+            // GNOME Shell on the bus is GNOME whatever the session calls itself.
+            return (none, (presence.gnomeShell ? .gnome : Self.desktopKind).trayFix)
         }
     }
 

@@ -38,11 +38,26 @@ final class DesktopSession: @unchecked Sendable {
         // Only this session's own X server: X sockets live in /tmp, which every test shares,
         // and an agent on another test's display would take part in its clipboard.
         if let display { env["DISPLAY"] = ":\(display)" }
+        if let xauthority { env["XAUTHORITY"] = xauthority }
         if let waylandRuntime {
-            env["WAYLAND_DISPLAY"] = "wayland-1"
+            env["WAYLAND_DISPLAY"] = waylandDisplay
             env["XDG_RUNTIME_DIR"] = waylandRuntime
         }
         return env
+    }
+
+    /// The X authority file of this session's X server, if it has one (XWayland's).
+    private(set) var xauthority: String?
+    /// The name of the compositor's socket in `waylandRuntime`.
+    private(set) var waylandDisplay = "wayland-1"
+
+    /// Takes the displays a compositor of this session made (GNOME Shell's Wayland socket
+    /// and its XWayland), so that what starts afterwards (the agent, apps) uses them.
+    func useDisplays(runtime: String, wayland: String, x: Int?, xauthority: String?) {
+        waylandRuntime = runtime
+        waylandDisplay = wayland
+        display = x
+        self.xauthority = xauthority
     }
 
     /// The display of this session's Xvfb, once `startX` started it.

@@ -11,18 +11,25 @@ extension DesktopSession {
     static let appIndicatorUUID = "ubuntu-appindicators@ubuntu.com"
 
     var gnomeShellLog: String { root + "/gnome-shell.log" }
+    /// The shell's XDG_RUNTIME_DIR, where its Wayland socket is.
+    var shellRuntime: String { root + "/shell-runtime" }
 
     /// Starts GNOME Shell with the unsafe-mode fixture (so that the probe can click) and
     /// `preset` enabled in its settings, then enables `enable` as `gnome-extensions enable`
     /// does, one at a time (the shell's EnableExtension reads the list it appends to from
     /// its settings: two at once lose one). Returns the shell's pid once each is enabled.
     ///
+    /// With `x11`, the shell starts XWayland as a GNOME session does, and the session takes
+    /// the shell's displays (`useDisplays`): what starts afterwards, the agent too, is a
+    /// client of GNOME's Wayland and XWayland, and a keyboard is plugged in (`shell-probe
+    /// keyboard`) so that apps can be given the focus the clipboard needs.
+    ///
     /// The shell needs a system bus, and a standard one would try to start logind for it
     /// and fail: a bus of the session's own that allows everything and starts nothing
     /// leaves logind absent, which the shell accepts. The desktop's data folders are the
     /// session's own first, then the system's (schemas, the AppIndicator extension, icons).
     @discardableResult
-    func startGnomeShell(preset: [String] = [appIndicatorUUID], enable: [String] = [extensionUUID]) async throws -> Int32 {
+    func startGnomeShell(preset: [String] = [appIndicatorUUID], enable: [String] = [extensionUUID], x11: Bool = false) async throws -> Int32 {
         let systemBus = root + "/system_bus_socket"
         let config = root + "/system-bus.conf"
         try """
@@ -42,7 +49,7 @@ extension DesktopSession {
         try await eventually(10, "the shell's system bus on \(host)") { FileManager.default.fileExists(atPath: systemBus) }
 
         try installGnomeShellExtension()
-        let runtime = root + "/shell-runtime"
+        let runtime = shellRuntime
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var env = environment
         env["XDG_DATA_DIRS"] = root + "/system:/usr/local/share:/usr/share"
@@ -56,8 +63,8 @@ extension DesktopSession {
         let enabled = ([Self.unsafeModeUUID] + preset).map { "'\($0)'" }.joined(separator: ", ")
         let set = try await run(["env", "XDG_DATA_DIRS=/usr/share", "gsettings", "set", "org.gnome.shell", "enabled-extensions", "[\(enabled)]"])
         guard set.status == 0 else { throw TestFailure("gsettings: \(set)") }
-        let pid = try await net.spawn(host, log: gnomeShellLog, ["env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "gnome-shell",
-                                                                 "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x720"],
+        let pid = try await net.spawn(host, log: gnomeShellLog, ["env", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "-u", "XAUTHORITY", "gnome-shell",
+                                                                 "--headless", "--wayland", "--virtual-monitor", "1280x720"] + (x11 ? [] : ["--no-x11"]),
                                       environment: env)
         adopt(pid)
         try await eventually(30, "GNOME Shell on \(host) to answer on the session bus") {
@@ -71,6 +78,24 @@ extension DesktopSession {
                 if let error = info?["error"] as? String, !error.isEmpty { throw TestFailure("\(uuid) failed to load: \(error)") }
                 return info?["state"] as? Double == 1
             }
+        }
+        if x11 {
+            // Mutter sets these in its own environment once XWayland is up, as it does in
+            // the session's for the apps it starts.
+            var shown: [String] = []
+            try await eventually(15, "GNOME Shell's XWayland on \(host)") {
+                shown = (try await self.shellProbe("eval", "['DISPLAY', 'XAUTHORITY', 'WAYLAND_DISPLAY'].map(n => GLib.getenv(n) || '')") as? [String]) ?? []
+                return shown.count == 3 && shown.allSatisfy { !$0.isEmpty }
+            }
+            guard let x = Int(shown[0].dropFirst()) else { throw TestFailure("GNOME Shell's DISPLAY is \(shown[0])") }
+            useDisplays(runtime: runtime, wayland: shown[2], x: x, xauthority: shown[1])
+            guard try await shellProbe("keyboard") as? Bool == true else { throw TestFailure("no keyboard could be plugged into GNOME Shell") }
+            // On the desktop, not in the overview the shell opens with: an app's window
+            // mapped then has the keyboard's focus at once, as one a user starts does (a
+            // window activated while the overview closes was seen focused for Mutter
+            // without its app ever hearing so: GTK, no wl_keyboard enter).
+            _ = try await shellProbe("eval", "(() => { Main.overview.hide(); return true; })()")
+            try await eventually(10, "GNOME Shell's overview to close") { try await self.shellProbe("eval", "Main.overview.visible") as? Bool == false }
         }
         return pid
     }
