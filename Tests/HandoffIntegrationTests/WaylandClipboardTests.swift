@@ -63,6 +63,30 @@ extension WorkstationTests {
         }
     }
 
+    /// KDE Plasma's compositor, KWin 5.27, on a, and sway on b: wl-copy and wl-paste on
+    /// each, through KWin's data-control protocol (issue 42, part 3).
+    @Test func copyOnKWinPasteOnSwayAndBack() async throws {
+        try await withDesktops({ desk in
+            if desk.host == "a" { try await desk.startKWin() } else { try await desk.startSway() }
+        }) { net, a, b in
+            #expect(a.log.contains("display=Wayland"), "KWin's data-control protocol: \(a.log)")
+            let sources = try await net.ctl("a", "sources").stdout
+            #expect(sources.contains("sharing the Wayland clipboard"), "\(sources)")
+            #expect(try await a.run(["wl-copy", "marker from KWin"]).status == 0)
+            try await eventually(15, "a's copy to reach b") { try await newest(net, "b")?.local == false }
+            try await eventually(10, "b's agent to offer it") { try await b.run(["wl-paste", "--list-types"]).stdout.contains("text/plain") }
+            #expect(try await paste(b).stdout == "marker from KWin")
+            #expect(try await b.run(["wl-copy", "back to KWin"]).status == 0)
+            try await eventually(15, "b's copy to reach a") {
+                guard let onB = try await newest(net, "b"), onB.local else { return false }
+                return try await newest(net, "a")?.id == onB.id
+            }
+            try await eventually(10, "a's agent to offer it in KWin") { try await paste(a).stdout == "back to KWin" }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await newest(net, "b")?.local == true, "b's copy stays b's: no echo from KWin")
+        }
+    }
+
     @Test func copyOnX11PasteOnWaylandAndBack() async throws {
         var started = 0
         try await withDesktops({ desk in

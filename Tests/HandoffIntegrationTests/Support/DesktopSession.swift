@@ -132,6 +132,26 @@ final class DesktopSession: @unchecked Sendable {
         try await eventually(15, "sway on \(host) to make its Wayland socket") { FileManager.default.fileExists(atPath: runtime + "/wayland-1") }
     }
 
+    /// KWin, KDE Plasma's compositor (Debian 12's 5.27), headless (`--virtual`) on this
+    /// session's bus, as the Wayland compositor of this session: its own data-control
+    /// protocol, as Plasma's clipboard applet uses. Debian gives kwin_wayland a file
+    /// capability (cap_sys_resource), which a container without it in its bounding set
+    /// refuses to execute (EPERM): a copy without it runs, as root, unprivileged enough.
+    func startKWin() async throws {
+        guard waylandRuntime == nil else { return }
+        let runtime = try TestEnvironment.makeTemporaryDirectory()
+        let kwin = runtime + "/kwin_wayland"
+        try FileManager.default.copyItem(atPath: "/usr/bin/kwin_wayland", toPath: kwin)
+        waylandRuntime = runtime
+        var env = environment
+        env["XDG_DATA_DIRS"] = root + "/system:/usr/share"
+        env.removeValue(forKey: "WAYLAND_DISPLAY")
+        env.removeValue(forKey: "DISPLAY")
+        pids.append(try await net.spawn(host, log: root + "/kwin.log", [kwin, "--virtual", "--no-lockscreen", "--socket", waylandDisplay,
+                                                                      "--width", "1024", "--height", "768"], environment: env))
+        try await eventually(15, "KWin on \(host) to make its Wayland socket") { FileManager.default.fileExists(atPath: runtime + "/" + self.waylandDisplay) }
+    }
+
     /// Xvfb and dunst on the session bus: a real notification server.
     func startNotificationServer() async throws {
         try await startX()
