@@ -1,3 +1,5 @@
+import HandoffCore
+
 /// Which desktop this session is, from `XDG_CURRENT_DESKTOP` (a colon-separated list, most
 /// specific first: "ubuntu:GNOME", "KDE", "XFCE", "sway"), and what to tell its user when
 /// the presence or the clipboard has no way to show or travel here. Doctor's fixes name
@@ -50,4 +52,20 @@ enum DesktopKind: Equatable, Sendable {
             return "use a compositor with the data-control protocol (KDE Plasma's KWin, sway, Hyprland and other wlroots ones), or set DISPLAY to its XWayland's; handoffctl copy and paste work meanwhile"
         }
     }
+
+    /// Whether offering this copy of another workstation's as this desktop's clipboard
+    /// would make the desktop read it whole at once, unasked. GNOME's Mutter keeps a copy
+    /// of every new clipboard so that it outlives its owner: an image, up to 200 MiB, else
+    /// its text, up to 4 MiB (meta-clipboard-manager.c). Text known to be small (1 MiB at
+    /// most, or of no known size: an X11 copy's) is offered anyway; an image or large text
+    /// waits for the user's Paste in the menu.
+    func readsWholeAtOnce(_ formats: [ClipboardFormat]) -> Bool {
+        guard self == .gnome else { return false }
+        return formats.contains { format in
+            let type = format.type.lowercased()
+            return type.hasPrefix("image/") || type.hasPrefix("text/plain") && (format.size ?? 0) > Self.smallText
+        }
+    }
+
+    static let smallText: Int64 = 1 << 20
 }

@@ -144,6 +144,7 @@ extension SessionAgent {
             shared = "sharing the \(desktop.kind) clipboard" + (clipboard.note.map { " (\($0))" } ?? "")
             if clipboard.announced != nil { shared += "; a copy here is announced (formats only)" }
             if clipboard.offered != nil { shared += "; offering another workstation's copy" }
+            if clipboard.heldBack != nil { shared += "; another workstation's copy waits for Paste in the menu (this desktop would read it whole at once)" }
         } else {
             shared = "not working: \(clipboard.problem ?? "no display")"
             // A Wayland compositor that lets no program outside it follow the clipboard.

@@ -175,7 +175,7 @@ extension WorkstationTests {
             try await a.startAgent()
             try await b.startPanelBus()
             try await explained(b) {
-                try await b.startGnomeShell(preset: [], enable: [], x11: true)
+                try await b.startGnomeShell(preset: [], x11: true)
                 try await b.startAgent(["--no-notifications"], environment: ["XDG_CURRENT_DESKTOP": "GNOME"])
                 try await eventually(10, "both agents to share the clipboard") { a.log.contains("sharing the clipboard") && b.log.contains("sharing the clipboard") }
                 let sources = try await net.ctl("b", "sources").stdout
@@ -210,8 +210,8 @@ extension WorkstationTests {
                 let ownerLog = a.root + "/owner.log"
                 a.adopt(try await net.spawn("a", log: ownerLog, [X11ClipboardTests.owner, "UTF8_STRING=@copied on a"], environment: a.environment))
                 try await eventually(15, "a's copy to reach b") { let n = try await newest("b"); return n?.local == false && n?.id != fromGnome?.id }
-                func asked() -> [String] {
-                    ((try? String(contentsOfFile: ownerLog, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("request ") }.map { String($0.dropFirst(8)) }
+                func asked(_ log: String? = nil) -> [String] {
+                    ((try? String(contentsOfFile: log ?? ownerLog, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasPrefix("request ") }.map { String($0.dropFirst(8)) }
                 }
                 try await eventually(10, "b's agent to offer a's copy to GNOME") {
                     (try await b.shellProbe("selection") as? [String] ?? []).contains("UTF8_STRING")
@@ -227,6 +227,24 @@ extension WorkstationTests {
                 b.adopt(try await net.spawn("b", log: pasterLog, [Self.waylandApp, "paste"], environment: wayland))
                 try await focus("handoff-paster", until: pasterLog, says: "pasted ")
                 #expect(((try? String(contentsOfFile: pasterLog, encoding: .utf8)) ?? "").contains("pasted copied on a\n"))
+
+                // An image copied on a is not offered on GNOME at once (Mutter would read it
+                // whole, across the network, unasked): it waits for Paste in the menu, which
+                // offers it; only then is a's app asked for it.
+                let imageLog = a.root + "/image-owner.log"
+                a.adopt(try await net.spawn("a", log: imageLog, [X11ClipboardTests.owner, "image/png=@not really a png"], environment: a.environment))
+                let before = try await newest("b")?.id
+                try await eventually(15, "a's image copy to reach b") { let n = try await newest("b"); return n?.local == false && n?.id != before }
+                try await eventually(10, "b's agent to hold it back") { b.log.contains("this desktop would read it whole") }
+                let held = try await net.ctl("b", "sources").stdout
+                #expect(held.contains("waits for Paste in the menu"), "\(held)")
+                #expect(!(try await b.shellProbe("selection") as? [String] ?? []).contains("image/png"))
+                #expect(!asked(imageLog).contains("image/png"), "\(asked(imageLog))")
+                #expect(try await b.shellProbe("click", "Paste here what ws-a copied") as? Bool == true)
+                try await eventually(10, "Paste in the menu to offer the image to GNOME") {
+                    (try await b.shellProbe("selection") as? [String] ?? []).contains("image/png")
+                }
+                try await eventually(10, "GNOME to read it once offered") { asked(imageLog).contains("image/png") }
                 #expect(b.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(b.gnomeShellErrors)")
             }
         }

@@ -22,6 +22,9 @@ struct ClipboardBridge {
     var lastCopy: (generation: UInt64, reading: ClipboardTargets.Reading)?
     /// The account's copy the agent offers to the apps here.
     var offered: ClipboardID?
+    /// The account's copy not offered at once because this desktop would read it whole
+    /// (`DesktopKind.readsWholeAtOnce`): the menu's Paste offers it.
+    var heldBack: ClipboardID?
     /// When an app here last copied: an account's copy older than that is not offered
     /// here (it would take the clipboard from the newer copy).
     var lastLocalCopy: Timestamp?
@@ -162,11 +165,12 @@ extension SessionAgent {
     /// apps here; none takes back what was offered. A copy made here is the desktop's own
     /// already (the agent may not even have heard back from its announcement: events
     /// arrive while it waits), and one older than the last copy here would replace it.
-    func accountClipboard(_ record: ClipboardRecord?) async {
+    func accountClipboard(_ record: ClipboardRecord?, asked: Bool = false) async {
         guard let desktop = clipboard.desktop else { return }
         guard let record else {
             if let offered = clipboard.offered { desktop.withdraw(offered) }
             clipboard.offered = nil
+            clipboard.heldBack = nil
             return
         }
         if record.local, record.id != clipboard.announced?.id, let offered = clipboard.offered {
@@ -175,8 +179,19 @@ extension SessionAgent {
             desktop.withdraw(offered)
             clipboard.offered = nil
         }
+        if record.local { clipboard.heldBack = nil }
         guard !record.local, record.id != clipboard.offered else { return }
         if let copiedHere = clipboard.lastLocalCopy, record.copiedAt < copiedHere { return }
+        clipboard.heldBack = nil
+        if !asked, Self.desktopKind.readsWholeAtOnce(record.formats) {
+            // It would cross the network now, whole, whether or not anything pastes it.
+            if let offered = clipboard.offered { desktop.withdraw(offered) }
+            clipboard.offered = nil
+            clipboard.heldBack = record.id
+            logger.info("another workstation's copy is not offered at once: this desktop would read it whole; Paste in the menu offers it",
+                        metadata: ["formats": "\(record.formats.map(\.type).joined(separator: ", "))"])
+            return
+        }
         clipboard.offered = record.id
         let client = self.client, id = record.id.rawValue, logger = self.logger
         desktop.offer(record.id, formats: record.formats) { mime in
@@ -208,7 +223,7 @@ extension SessionAgent {
         if let offered = clipboard.offered { clipboard.desktop?.withdraw(offered) }
         clipboard.offered = nil
         clipboard.lastLocalCopy = nil
-        await accountClipboard(record)
+        await accountClipboard(record, asked: true)
         return clipboard.offered == record.id ? nil : "that copy could not be offered here"
     }
 
