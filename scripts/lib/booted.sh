@@ -1,9 +1,12 @@
-# Sourced by scripts/test-package and scripts/bench-package: Debian 12 systems booted with
-# systemd as PID 1 (systemd-nspawn --boot), each in a network namespace of its own made by
-# `scripts/netns up --bare`, on one bridge. Their avahi-daemons multicast on that bridge
-# only, never on this machine's interfaces. Needs root, systemd-container and mmdebstrap.
+# Sourced by scripts/test-package, scripts/test-gnome and scripts/bench-package: Debian
+# systems (12 unless BOOTED_SUITE says otherwise) booted with systemd as PID 1
+# (systemd-nspawn --boot), each in a network namespace of its own made by `scripts/netns up
+# --bare`, on one bridge. Their avahi-daemons multicast on that bridge only, never on this
+# machine's interfaces. Needs root, systemd-container and mmdebstrap.
 #
-#   booted_rootfs             the cached Debian 12 tree (made once, ~40 s; BOOTED_ROOTFS)
+#   BOOTED_SUITE              Debian's suite: bookworm (12, the default) or trixie (13)
+#   BOOTED_EXTRA_PACKAGES     more packages in the tree, comma-separated (a desktop, say)
+#   booted_rootfs             the cached tree (made once, ~40 s for the base; BOOTED_ROOTFS)
 #   booted_fetch_deps DEB|PACKAGE...
 #                             download into that tree's apt cache what the .debs (and the
 #                             packages named) need, so that `apt install ./DEB` inside
@@ -17,11 +20,13 @@
 #   booted_down               halt every system and remove the run's namespaces
 #
 # Recipe of the cached tree; a change of it makes a new one.
-BOOTED_PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,curl
-BOOTED_SUITE=bookworm
+BOOTED_SUITE=${BOOTED_SUITE:-bookworm}
+BOOTED_EXTRA_PACKAGES=${BOOTED_EXTRA_PACKAGES:-}
+BOOTED_PACKAGES=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,curl${BOOTED_EXTRA_PACKAGES:+,$BOOTED_EXTRA_PACKAGES}
 BOOTED_MIRROR=http://deb.debian.org/debian
 BOOTED_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BOOTED_ROOTFS=${BOOTED_ROOTFS:-$BOOTED_REPO/.build-systemd/$BOOTED_SUITE}
+# A tree per suite and package set: the base one stays cached beside a desktop's.
+BOOTED_ROOTFS=${BOOTED_ROOTFS:-$BOOTED_REPO/.build-systemd/$BOOTED_SUITE${BOOTED_EXTRA_PACKAGES:+-$(echo "$BOOTED_EXTRA_PACKAGES" | md5sum | cut -c1-8)}}
 BOOTED_DEBS=${BOOTED_DEBS:-}
 BOOTED_EXTRA_BINDS=()  # more --bind-ro=SRC:DST for systemd-nspawn
 # BOOTED_ON_DISK=1: each system boots from a copy of the tree on disk instead of a tmpfs
@@ -39,7 +44,7 @@ booted_rootfs() {
     if [ -f "$BOOTED_ROOTFS.recipe" ] && [ "$(cat "$BOOTED_ROOTFS.recipe")" = "$recipe" ] && [ -x "$BOOTED_ROOTFS/lib/systemd/systemd" ]; then
         return 0
     fi
-    booted_log "making a Debian $BOOTED_SUITE tree in $BOOTED_ROOTFS (mmdebstrap)"
+    booted_log "making a Debian $BOOTED_SUITE tree in $BOOTED_ROOTFS (mmdebstrap: $BOOTED_PACKAGES)"
     rm -rf "$BOOTED_ROOTFS" "$BOOTED_ROOTFS.recipe"
     mkdir -p "$(dirname "$BOOTED_ROOTFS")"
     # The package lists stay, so apt inside resolves dependencies without a network. No

@@ -113,12 +113,14 @@ extension DesktopSession {
             try? fm.removeItem(atPath: extensions + "/" + uuid)
             try fm.copyItem(atPath: from, toPath: extensions + "/" + uuid)
         }
-        let link = Process()
-        link.executableURL = URL(fileURLWithPath: source + "/link-entry")
-        link.arguments = [extensions + "/" + Self.extensionUUID]
-        try link.run()
-        link.waitUntilExit()
-        guard link.terminationStatus == 0 else { throw TestFailure("link-entry failed") }
+        for uuid in [Self.extensionUUID, Self.unsafeModeUUID] {
+            let link = Process()
+            link.executableURL = URL(fileURLWithPath: source + "/link-entry")
+            link.arguments = [extensions + "/" + uuid]
+            try link.run()
+            link.waitUntilExit()
+            guard link.terminationStatus == 0 else { throw TestFailure("link-entry failed for \(uuid)") }
+        }
         let providers = root + "/system/gnome-shell/search-providers", apps = root + "/system/applications"
         for d in [providers, apps] { try fm.createDirectory(atPath: d, withIntermediateDirectories: true) }
         for (from, to) in [("/packaging/search/org.handoff.Handoff.search-provider.ini", providers + "/org.handoff.Handoff.search-provider.ini"),
