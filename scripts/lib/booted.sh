@@ -116,7 +116,8 @@ booted_up() {
         # cannot connect; then --wait waits for the boot to end.
         for ((i = 0; i < 600; i++)); do
             state=$(timeout 90 nsenter -t "${BOOTED_PID1[$h]}" -a systemctl is-system-running --wait 2>&1) || true
-            [[ $state == *offline* || $state == *"Failed to connect to bus"* || $state == *"not been booted"* ]] || break
+            # (Debian 13's systemctl says "Failed to connect to system scope bus".)
+            [[ $state == *offline* || $state == *"Failed to connect to"* || $state == *"not been booted"* ]] || break
             sleep 0.05
         done
         if [ "$state" != running ]; then
