@@ -134,6 +134,31 @@ extension WorkstationTests {
         }
     }
 
+    /// KDE Plasma 5.27's own panel (plasmashell, its System Tray, kded5's watcher): the
+    /// item registers, and plasmashell itself reads it (GetAll on the item, seen on the
+    /// bus), so the tray shows it; sources names Plasma's tray, not kded5.
+    @Test func theTrayInPlasmasPanel() async throws {
+        try await withDesktop { net, desk in
+            let monitor = desk.root + "/monitor.log"
+            desk.adopt(try await net.spawn("b", log: monitor, ["dbus-monitor", "--session", "type='method_call',path='/StatusNotifierItem'"],
+                                           environment: desk.environment))
+            let shell = try await desk.startPlasmaShell()
+            try await eventually(15, "the item to register with Plasma's watcher") { try await desk.trayRegistered() }
+            let owner = try await desk.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                            "org.freedesktop.DBus.GetNameOwner", "string:org.kde.plasmashell"]).stdout
+            let unique = try #require(owner.split(separator: "\"").dropFirst().first.map(String.init), "plasmashell's bus name: \(owner)")
+            try await eventually(30, "plasmashell to read the item") {
+                ((try? String(contentsOfFile: monitor, encoding: .utf8)) ?? "").split(separator: "\n").contains {
+                    $0.contains("sender=\(unique)") && $0.contains("member=GetAll")
+                }
+            }
+            try await eventually(10, "sources to name Plasma's tray") {
+                try await net.ctl("b", "sources").stdout.contains("shown in the panel by KDE Plasma's system tray")
+            }
+            #expect(Glibc.kill(shell, 0) == 0, "plasmashell still runs")
+        }
+    }
+
     /// Many offers keep the menu small; a workstation that goes away leaves the menu at
     /// once; what a member gone bad writes (Tests/Fixtures/hostile-keeper with a's key: a
     /// 10 KB title with markup and a newline) shows as one short line of text; the

@@ -230,6 +230,8 @@ extension SessionAgent {
             return path.split(separator: "/").last.map(String.init)
         }
         guard let name = executable("\(pid)") else { return nil }
+        // Plasma's watcher is a module of kded, its daemon; the tray people see is Plasma's.
+        if name.hasPrefix("kded") { return "KDE Plasma's system tray" }
         guard name.hasPrefix("wrapper-"), let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
               let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return name }
         // "PID (comm) STATE PPID ...": the parent after the state.

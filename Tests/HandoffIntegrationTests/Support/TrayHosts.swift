@@ -55,6 +55,38 @@ extension DesktopSession {
         return pid
     }
 
+    /// KDE Plasma's own shell (Debian 12's 5.27) under this session's Xvfb: kded5, whose
+    /// statusnotifierwatcher module owns the watcher, the activity manager plasmashell
+    /// refuses to start without, and plasmashell with its default desktop layout (a panel
+    /// with the System Tray). Returns plasmashell's pid once it owns `org.kde.plasmashell`
+    /// and a tray host has registered.
+    @discardableResult
+    func startPlasmaShell() async throws -> Int32 {
+        try await startX()
+        var env = environment
+        env["XDG_DATA_DIRS"] = root + "/system:/usr/share"
+        env["XDG_CURRENT_DESKTOP"] = "KDE"
+        env["KDE_FULL_SESSION"] = "true"
+        env["KDE_SESSION_VERSION"] = "5"
+        env["QT_QPA_PLATFORM"] = "xcb"
+        env["QT_QUICK_BACKEND"] = "software"  // no GPU here
+        env["NO_AT_BRIDGE"] = "1"
+        adopt(try await net.spawn(host, log: root + "/kded5.log", ["kded5"], environment: env))
+        try await waitForWatcher("kded5")
+        adopt(try await net.spawn(host, log: root + "/kactivitymanagerd.log", ["/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"], environment: env))
+        let pid = try await net.spawn(host, log: root + "/plasmashell.log", ["plasmashell", "--no-respawn"], environment: env)
+        adopt(pid)
+        try await eventually(60, "plasmashell on \(host) to start its shell and tray") {
+            let names = try await self.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                            "org.freedesktop.DBus.ListNames"]).stdout
+            let host = try await self.run(["dbus-send", "--session", "--print-reply", "--dest=org.kde.StatusNotifierWatcher", "/StatusNotifierWatcher",
+                                           "org.freedesktop.DBus.Properties.Get", "string:org.kde.StatusNotifierWatcher",
+                                           "string:IsStatusNotifierHostRegistered"]).stdout
+            return names.contains("\"org.kde.plasmashell\"") && host.contains("boolean true")
+        }
+        return pid
+    }
+
     func waitForWatcher(_ who: String) async throws {
         try await eventually(20, "\(who) on \(host) to own org.kde.StatusNotifierWatcher") {
             try await self.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
