@@ -73,7 +73,11 @@ extension DesktopSession {
         env["NO_AT_BRIDGE"] = "1"
         adopt(try await net.spawn(host, log: root + "/kded5.log", ["kded5"], environment: env))
         try await waitForWatcher("kded5")
-        adopt(try await net.spawn(host, log: root + "/kactivitymanagerd.log", ["/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"], environment: env))
+        // In the multiarch folder of this machine's architecture.
+        let activities = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? [])
+            .map { "/usr/lib/\($0)/libexec/kactivitymanagerd" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let activities else { throw TestFailure("no kactivitymanagerd in /usr/lib/*/libexec (scripts/install-deps installs it)") }
+        adopt(try await net.spawn(host, log: root + "/kactivitymanagerd.log", [activities], environment: env))
         let pid = try await net.spawn(host, log: root + "/plasmashell.log", ["plasmashell", "--no-respawn"], environment: env)
         adopt(pid)
         try await eventually(60, "plasmashell on \(host) to start its shell and tray") {
