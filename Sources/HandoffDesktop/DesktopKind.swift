@@ -47,9 +47,9 @@ enum DesktopKind: Equatable, Sendable {
     var clipboardFix: String {
         switch self {
         case .gnome:
-            return "GNOME carries the clipboard to handoff through XWayland: start handoff-session with DISPLAY set to GNOME's (systemctl --user import-environment DISPLAY XAUTHORITY, then systemctl --user restart handoff-session); handoffctl copy and paste work meanwhile"
+            return "GNOME carries the clipboard to handoff through XWayland: start handoff-session with DISPLAY set to GNOME's (systemctl --user import-environment DISPLAY XAUTHORITY, then systemctl --user restart handoff-session)"
         default:
-            return "use a compositor with the data-control protocol (KDE Plasma's KWin, sway, Hyprland and other wlroots ones), or set DISPLAY to its XWayland's; handoffctl copy and paste work meanwhile"
+            return "use a compositor with the data-control protocol (KDE Plasma's KWin, sway, Hyprland and other wlroots ones), or set DISPLAY to its XWayland's"
         }
     }
 
