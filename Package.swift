@@ -211,6 +211,16 @@ let package = Package(
                                                                // To make a database as an earlier version left it.
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
+        // Every fuzz target's body (Tests/Fuzz/FuzzBodies, shared with scripts/fuzz's libFuzzer
+        // build) over its committed corpus and mutations of it, in the suite's own build.
+        .testTarget(
+            name: "HandoffFuzzCorpusTests",
+            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol", "HandoffHistoryProtocol",
+                           "HandoffDaemon", "HandoffDesktop",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/Fuzz",
+            sources: ["FuzzBodies", "CorpusTests"]),
         .testTarget(
             name: "HandoffIntegrationTests",
             dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffClient", "HandoffSystem",

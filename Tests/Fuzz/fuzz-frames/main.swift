@@ -1,75 +1,16 @@
+import FuzzBodies
 import FuzzSupport
-import HandoffCore
-#if canImport(Glibc)
-import Glibc
-#endif
-import HandoffStreamFrames
-import HandoffPeerProtocol
-import NIOCore
-import NIOEmbedded
 
-/// Byte streams as they arrive on a socket, cut anywhere: the peer framing and the
-/// continuation-stream framing, each in an embedded channel. The first byte chooses the
-/// decoder and how the input is split into reads.
+// libFuzzer's entry for one input; the body is FramesFuzzing (Tests/Fuzz/FuzzBodies), which the
+// test suite also runs over this target's corpus (FuzzCorpusTests).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    guard size > 1 else { return 0 }
-    let control = data[0]
-    let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
-    let channel = EmbeddedChannel()
-    let max = 1 << 16
-    do {
-        if control & 1 == 0 {
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: max), maximumBufferSize: max + 4))
-        } else {
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(StreamFrameDecoder(maximumFrameBytes: max), maximumBufferSize: max + 4))
-        }
-        let chunk = Int(control >> 1) + 1
-        var offset = 0
-        while offset < bytes.count {
-            let end = min(bytes.count, offset + chunk)
-            try channel.writeInbound(ByteBuffer(bytes: bytes[offset..<end]))
-            offset = end
-            while let _: PeerMessage = try? channel.readInbound() {}
-            while let _: StreamFrame = try? channel.readInbound() {}
-        }
-    } catch {
-        // A protocol error closes the connection: the expected answer to junk.
-    }
-    _ = try? channel.finish()
+    FramesFuzzing.test(Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
 
 // SwiftPM links an executable's entry point as `fuzz_frames_main`; hand the process to libFuzzer.
 @_cdecl("fuzz_frames_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-    runFuzzer(argc, argv, seeds: seeds, fuzzFrames)
-}
-
-/// Valid inputs made by the real encoders: the seed corpus (`TARGET --write-seeds DIR`).
-func seeds() -> [[UInt8]] {
-    let a = seedActivity()
-    func framed(_ m: PeerMessage) -> [UInt8] {
-        let body = PeerMessageCoding.encode(m)
-        let n = UInt32(body.count)
-        return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] + body
-    }
-    return [[0x00] + framed(.hello(PeerHello(deviceName: "desk"))) + framed(.subscribe) + framed(.offer(ActivitySummary(a, payloadSize: 100))),
-            [0x07] + framed(.fetch(requestID: 9, activityID: a.id)) + framed(.error(code: "x", message: "y")),
-            [0x01, 0, 0, 0, 5, 0x10, 1, 2, 3, 4, 0, 0, 0, 1, 0x11], [0x0F, 0, 0, 0, 3, 0x12, 0x41, 0x42],
-            [0x03, 0, 0, 0, 13, 0x14] + Array(#"{"bytes":42}"#.utf8) + [0, 0, 0, 1, 0x11]]
-}
-
-func seedDocument() -> DocumentReference {
-    DocumentReference(root: SyncedRootID(kind: "syncthing", id: "abcd-1234"), path: "Projects/plan.odt", size: 42, sha256: [UInt8](repeating: 7, count: 32))
-}
-
-func seedActivity() -> Activity {
-    var a = Activity(id: ActivityID("0123456789abcdef0123456789abcdef")!, activityType: "com.example.editor.edit-note", title: "Draft",
-                     userInfo: ["line": .integer(12), "when": .date(Timestamp(seconds: 1_800_000_000)), "tags": .array([.string("a")]),
-                                DocumentReference.userInfoKey: seedDocument().propertyValue],
-                     requiredUserInfoKeys: ["line"], webpageURL: "https://example.org/n/1", keywords: ["notes"], eligibleForSearch: true,
-                     createdAt: Timestamp(seconds: 1_800_000_000), origin: DeviceRef(name: "desk", id: "ABC"))
-    a.searchableUserInfoKeys = ["tags"]
-    return a
+    runFuzzer(argc, argv, seeds: FramesFuzzing.seeds, fuzzFrames)
 }

@@ -1,57 +1,16 @@
+import FuzzBodies
 import FuzzSupport
-import HandoffCore
-#if canImport(Glibc)
-import Glibc
-#endif
-import HandoffPeerProtocol
 
-/// A peer frame's body (type byte and body): every message of the peer protocol, the
-/// hello included. What decodes must encode back to a frame that decodes the same.
+// libFuzzer's entry for one input; the body is PeerMessageFuzzing (Tests/Fuzz/FuzzBodies), which the
+// test suite also runs over this target's corpus (FuzzCorpusTests).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPeerMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let message = try? PeerMessageCoding.decode(bytes) else { return 0 }
-    // Compared as bytes (a NaN in userInfo is never equal to itself).
-    let encoded = PeerMessageCoding.encode(message)
-    let again = try? PeerMessageCoding.decode(encoded)
-    precondition(again.map(PeerMessageCoding.encode) == encoded, "a peer message does not survive its encoding")
+    PeerMessageFuzzing.test(Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
 
 // SwiftPM links an executable's entry point as `fuzz_peer_message_main`; hand the process to libFuzzer.
 @_cdecl("fuzz_peer_message_main")
 func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-    runFuzzer(argc, argv, seeds: seeds, fuzzPeerMessage)
-}
-
-/// Valid inputs made by the real encoders: the seed corpus (`TARGET --write-seeds DIR`).
-func seeds() -> [[UInt8]] {
-    let a = seedActivity()
-    let messages: [PeerMessage] = [.hello(PeerHello(deviceName: "desk", purpose: .link, listenPort: 7443, time: Timestamp(seconds: 1_800_000_000))),
-        .subscribe, .offer(ActivitySummary(a, payloadSize: 100)), .offer(nil), .fetch(requestID: 1, activityID: a.id),
-        .fetched(requestID: 1, .activity(a, stale: false)), .fetched(requestID: 2, .failure(code: "busy", message: "m")),
-        .continued(activityID: a.id), .error(code: "x", message: "y"), .streamOpen(activityID: a.id, document: true),
-        .streamAccepted(length: 42), .pairCommit([UInt8](repeating: 1, count: 32)), .pairNonce([UInt8](repeating: 2, count: 32)), .pairConfirm,
-        .account([[1, 2, 3]]), .advertisementKey(generation: 2, key: [UInt8](repeating: 3, count: 32)),
-        .keptIndex([.init(origin: [UInt8](repeating: 4, count: 32), sequence: 1_800_000_000_000_000)]), .kept([[1, 2, 3]]),
-        .clipboard(ClipboardOffer(id: ClipboardID("00112233445566778899aabbccddeeff")!, formats: [
-            ClipboardFormat(type: "text/plain;charset=utf-8", size: 12), ClipboardFormat(type: "image/png", size: nil)],
-            ageMilliseconds: 1500, remainingMilliseconds: 598_500)),
-        .clipboard(nil), .clipboardOpen(id: ClipboardID("00112233445566778899aabbccddeeff")!, type: "text/uri-list"),
-        .forgetHistory(persistentIdentifiers: ["note/42"]), .forgetHistory(persistentIdentifiers: nil)]
-    return messages.map(PeerMessageCoding.encode)
-}
-
-func seedDocument() -> DocumentReference {
-    DocumentReference(root: SyncedRootID(kind: "syncthing", id: "abcd-1234"), path: "Projects/plan.odt", size: 42, sha256: [UInt8](repeating: 7, count: 32))
-}
-
-func seedActivity() -> Activity {
-    var a = Activity(id: ActivityID("0123456789abcdef0123456789abcdef")!, activityType: "com.example.editor.edit-note", title: "Draft",
-                     userInfo: ["line": .integer(12), "when": .date(Timestamp(seconds: 1_800_000_000)), "tags": .array([.string("a")]),
-                                DocumentReference.userInfoKey: seedDocument().propertyValue],
-                     requiredUserInfoKeys: ["line"], webpageURL: "https://example.org/n/1", keywords: ["notes"], eligibleForSearch: true,
-                     createdAt: Timestamp(seconds: 1_800_000_000), origin: DeviceRef(name: "desk", id: "ABC"))
-    a.searchableUserInfoKeys = ["tags"]
-    return a
+    runFuzzer(argc, argv, seeds: PeerMessageFuzzing.seeds, fuzzPeerMessage)
 }
