@@ -63,6 +63,23 @@ user_has() {
     grep -q -- "$pattern" <<<"$out" || { echo "$out"; return 1; }
 }
 
+# booted_user_and_package DEB LOGDIR HOST...: on each HOST, the user tu logged in (lingering:
+# the file logind reads and the user manager, as `loginctl enable-linger` leaves them; that
+# call, entered by nsenter, fails with EUNATCH on Debian 13), then DEB installed with apt.
+booted_user_and_package() {
+    local deb=$1 logs=$2 h
+    shift 2
+    for h in "$@"; do
+        root "$h" useradd -m -s /bin/bash tu
+        root "$h" sh -c 'mkdir -p /var/lib/systemd/linger && touch /var/lib/systemd/linger/tu'
+        root "$h" systemctl start user@1000.service
+        eventually 20 "$h: tu's user manager runs" root "$h" systemctl is-active --quiet user@1000.service
+        root "$h" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /debs/"$(basename "$deb")" >"$logs/apt-install-$h.log" 2>&1 \
+            || { tail -30 "$logs/apt-install-$h.log" >&2; fail "$h: apt install ./$(basename "$deb")"; }
+    done
+    ok "installed on $*"
+}
+
 # booted_pair A B LOGDIR: pairs A and B by code, over their avahi-daemons, as their user
 # does (handoffctl pair on both, then the code each shows), and checks each trusts the other.
 booted_pair() {
