@@ -167,7 +167,7 @@ let package = Package(
         // The same for handoffctl, which starts for every command: dladdr scans the table
         // at start, and the loader's symbol lookups search it first (Docs/Performance.md,
         // "Quicker CLI").
-        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands"],
+        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands", "HandoffSystem"],
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),
         // The activity history's store (SQLite through GRDB), in a helper process that
         // handoffd starts when the history is needed: GRDB brings full Foundation and ICU,
@@ -179,7 +179,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "handoff-history",
-            dependencies: ["HandoffHistory", "HandoffCore", "HandoffHistoryProtocol", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HandoffHistory", "HandoffCore", "HandoffHistoryProtocol", "HandoffSystem", .product(name: "Logging", package: "swift-log")],
             linkerSettings: [bindNow]),
         .executableTarget(
             name: "handoff-browser-host",

@@ -12,6 +12,8 @@ import NIOPosix
 // `handoff-browser-host --install [--chromium-extension-id ID]` writes the host manifests in
 // the user's folders; `--manifest BROWSER --path HOST_PATH` prints one for a package.
 
+// Before any thread: libdispatch's syslog lines off (HandoffSystem/DispatchLog.swift).
+DispatchLog.quiet()
 _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 signal(SIGPIPE, SIG_IGN)
 

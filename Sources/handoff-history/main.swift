@@ -8,6 +8,7 @@
 // handoffd's, so they reach the journal.
 import HandoffCore
 import HandoffHistory
+import HandoffSystem
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -45,6 +46,8 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+// Before any thread: libdispatch's syslog lines off (HandoffSystem/DispatchLog.swift).
+DispatchLog.quiet()
 var directory: String?
 var retentionDays: Int64?
 var arguments = CommandLine.arguments.dropFirst()

@@ -2,7 +2,10 @@ import ArgumentParser
 import Glibc
 import NIOCore
 import NIOPosix
+import HandoffSystem
 
+// Before any thread: libdispatch's syslog lines off (HandoffSystem/DispatchLog.swift).
+DispatchLog.quiet()
 // Swift concurrency on NIO's event loops, as in handoffd: libdispatch's global executor
 // wakes a thread every second for ever, and the agent must sleep at idle.
 _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()

@@ -1,6 +1,9 @@
+import HandoffSystem
 import NIOCore
 import NIOPosix
 
+// Before any thread: libdispatch's syslog lines off (HandoffSystem/DispatchLog.swift).
+DispatchLog.quiet()
 // One event loop for the whole daemon, whatever the number of cores (NIO's default is
 // one per core): a handoff moves one stream at a time, and on one loop a stream's bytes
 // go from the app's connection to the peer's without crossing threads. Measured: less

@@ -54,4 +54,11 @@ int64_t handoff_recv_fds(int sock, void *buf, size_t cap, int *fds, int maxfds, 
 // descriptor or -errno.
 int handoff_accept_cloexec(int sock);
 
+// Turns off libdispatch's log for this process, unless LIBDISPATCH_LOG is set. Since the
+// Swift 6.1 toolchain, libdispatch sets a QoS nice value on each worker thread it starts
+// and, when an unprivileged process may not raise its priority (RLIMIT_NICE 0, the
+// default), writes "Failed to set thread priority for worker thread ... errno=13" to
+// syslog: a journal line per handoffctl run. Call first thing in main, before any thread.
+void handoff_quiet_dispatch_log(void);
+
 #endif
