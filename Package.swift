@@ -4,13 +4,16 @@ import PackageDescription
 // Layers, dependencies pointing toward the model:
 //   HandoffCore (the activity and its values; no I/O)
 //     <-  HandoffSystem (XDG paths, bounded reads, whole writes)
-//     <-  HandoffControlAPI (the local API's messages)     <-  HandoffClient  <-  HandoffCommands  <-  handoffctl
-//     <-  HandoffStreamFrames (continuation-stream frames)                    <-  HandoffDesktop   <-  handoff-session
+//     <-  HandoffControlAPI (the local API's messages)     <-  HandoffClient  <-  HandoffCommands (handoffctl)
+//     <-  HandoffStreamFrames (continuation-stream frames)                    <-  HandoffDesktop   <-  SessionProgram
 //     <-  HandoffPeerProtocol (messages between workstations; uses HandoffStreamFrames)
 //     <-  HandoffHistoryProtocol (handoffd <-> its history helper; carries HandoffControlAPI's
-//                                 HistoryEntry)  <-  HandoffHistory  <-  handoff-history
-//   all of them  <-  HandoffDaemon  <-  handoffd
-// handoffctl never links the daemon; only the session agent links GIO.
+//                                 HistoryEntry)  <-  HandoffHistory  <-  HistoryProgram
+//   all of them  <-  HandoffDaemon  <-  HandoffdProgram
+// On top, four executables, each a thin main over its program's module: handoffd,
+// handoffctl, handoff-history, and handoff-session, which is also handoff-browser-host
+// when started by that name. handoffctl never links the daemon; only the session agent's
+// file links GIO.
 
 // The one version of the software: `--version`, `/v1/status` and the Debian package say it.
 // HANDOFF_VERSION overrides it for a build (scripts/package --version, for the upgrade test);
@@ -25,10 +28,13 @@ let package = Package(
     name: "handoff",
     platforms: [.macOS(.v14)],
     products: [
+        // Four files for five programs: handoff-browser-host is handoff-session started by
+        // that name (a link; scripts/swift-env's `link_programs` makes it next to a build).
+        // Each file links only the libraries its programs need (Docs/Packaging.md, "One
+        // executable?").
         .executable(name: "handoffd", targets: ["handoffd"]),
         .executable(name: "handoffctl", targets: ["handoffctl"]),
         .executable(name: "handoff-session", targets: ["handoff-session"]),
-        .executable(name: "handoff-browser-host", targets: ["handoff-browser-host"]),
         .executable(name: "handoff-history", targets: ["handoff-history"]),
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
@@ -150,25 +156,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(
-            name: "handoffd",
+        // Each program's entry, a library the one executable calls by name.
+        .target(
+            name: "HandoffdProgram",
             dependencies: [
                 "HandoffDaemon", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            // `--static-swift-stdlib` links with -export-dynamic: every symbol of the
-            // executable (32,000) goes into its dynamic symbol table. Nothing looks them up,
-            // but the Swift runtime's start-up (dladdr, to find its own path) reads the whole
-            // table, which stays resident (Docs/Performance.md, "Idle memory"). A no-op
-            // without the static runtime.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]
-        ),
-        // The same for handoffctl, which starts for every command: dladdr scans the table
-        // at start, and the loader's symbol lookups search it first (Docs/Performance.md,
-        // "Quicker CLI").
-        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands", "HandoffSystem"],
-                          linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),
+            ]),
         // The activity history's store (SQLite through GRDB), in a helper process that
         // handoffd starts when the history is needed: GRDB brings full Foundation and ICU,
         // which the always-running daemon does not load.
@@ -177,28 +172,38 @@ let package = Package(
             dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffHistoryProtocol",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Logging", package: "swift-log")]),
-        .executableTarget(
-            name: "handoff-history",
-            dependencies: ["HandoffHistory", "HandoffCore", "HandoffHistoryProtocol", "HandoffSystem", .product(name: "Logging", package: "swift-log")],
-            linkerSettings: [bindNow]),
-        .executableTarget(
-            name: "handoff-browser-host",
+        .target(
+            name: "HistoryProgram",
+            dependencies: ["HandoffHistory", "HandoffCore", "HandoffHistoryProtocol", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "BrowserHostProgram",
             dependencies: [
                 "HandoffDesktop", "HandoffClient", "HandoffCore", "HandoffSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            linkerSettings: [bindNow]),
-        .executableTarget(
-            name: "handoff-session",
+            ]),
+        .target(
+            name: "SessionProgram",
             dependencies: [
                 "HandoffDesktop", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            linkerSettings: [bindNow]),
+            ]),
+        // `--static-swift-stdlib` links with -export-dynamic: every symbol of the executable
+        // (32,000 in handoffd) goes into its dynamic symbol table. Nothing looks them up, but
+        // the Swift runtime's start-up (dladdr, to find its own path) reads the whole table,
+        // which stays resident, and the loader's symbol lookups search it first
+        // (Docs/Performance.md, "Idle memory", "Quicker CLI"). A no-op without the static
+        // runtime.
+        .executableTarget(name: "handoffd", dependencies: ["HandoffdProgram", "HandoffSystem"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),
+        .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands", "HandoffSystem"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),
+        .executableTarget(name: "handoff-history", dependencies: ["HistoryProgram", "CHandoffSystem"], linkerSettings: [bindNow]),
+        .executableTarget(name: "handoff-session", dependencies: ["SessionProgram", "BrowserHostProgram", "HandoffSystem"],
+                          linkerSettings: [bindNow]),
         .testTarget(
             name: "HandoffCoreTests",
             dependencies: ["HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol",
@@ -220,6 +225,9 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/Fuzz",
+            // The corpora are read at run time; the libFuzzer entries are scripts/fuzz's.
+            exclude: ["corpus", "FuzzSupport", "fuzz-json", "fuzz-plist", "fuzz-peer-message", "fuzz-frames", "fuzz-account",
+                      "fuzz-kept", "fuzz-local-input", "fuzz-pairing"],
             sources: ["FuzzBodies", "CorpusTests"]),
         .testTarget(
             name: "HandoffIntegrationTests",

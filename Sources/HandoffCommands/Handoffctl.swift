@@ -26,10 +26,10 @@ public struct Handoffctl: AsyncParsableCommand {
     public init() {}
 
     /// Runs handoffctl and exits with its documented code (never ArgumentParser's 64).
-    public static func runAndExit() async -> Never {
+    public static func runAndExit(_ arguments: [String]) async -> Never {
         let code: Int32
         do {
-            var command = try parseAsRoot(LeadingOptions.reordered(Array(CommandLine.arguments.dropFirst()), root: Handoffctl.self))
+            var command = try parseAsRoot(LeadingOptions.reordered(arguments, root: Handoffctl.self))
             if var async = command as? AsyncParsableCommand {
                 try await async.run()
             } else {

@@ -1,16 +1,6 @@
 import HandoffSystem
-import NIOCore
-import NIOPosix
+import HandoffdProgram
 
 // Before any thread: libdispatch's syslog lines off (HandoffSystem/DispatchLog.swift).
 DispatchLog.quiet()
-// One event loop for the whole daemon, whatever the number of cores (NIO's default is
-// one per core): a handoff moves one stream at a time, and on one loop a stream's bytes
-// go from the app's connection to the peer's without crossing threads. Measured: less
-// CPU relaying a stream, starting among many peers and refusing a flood (Performance.md).
-NIOSingletons.groupLoopCountSuggestion = 1
-// Swift concurrency on NIO's event loops, before any task runs: with libdispatch's
-// default executor, a monitor thread would wake the idle daemon once a second, for ever.
-_ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-
-Handoffd.runUntilStopped()
+HandoffdProgram.main(Array(CommandLine.arguments.dropFirst()))

@@ -41,15 +41,28 @@ def swift_env():
 
 # What the package installs, built by name: a scratch path that once held a dynamic build
 # also relinks GRDB's dynamic library, which fails with the static runtime.
-EXECUTABLES = ("handoffd", "handoffctl", "handoff-history", "handoff-session", "handoff-browser-host")
+# handoff-browser-host is handoff-session by that name (a link, as the package makes it).
+EXECUTABLES = ("handoffd", "handoffctl", "handoff-history", "handoff-session")
+
+
+def link_programs(directory):
+    """handoff-browser-host, a link to handoff-session in `directory` (scripts/swift-env's
+    link_programs)."""
+    path = os.path.join(directory, "handoff-browser-host")
+    if os.path.islink(path) or os.path.exists(path):
+        os.remove(path)
+    os.symlink("handoff-session", path)
 
 
 def build(note, scratch=SCRATCH, extra=SHIPPED, products=EXECUTABLES):
-    """A release build in `scratch` of each of `products` in turn."""
+    """A release build in `scratch` of each of `products` in turn, with the programs' links."""
     for product in products:
         cmd = ["swift", "build", "-c", "release", "--scratch-path", scratch, *extra, "--product", product]
         note("building: " + " ".join(cmd))
         subprocess.run(cmd, cwd=REPO, env=swift_env(), check=True)
+    out = subprocess.run(["swift", "build", "-c", "release", "--scratch-path", scratch, *extra, "--show-bin-path"],
+                         cwd=REPO, env=swift_env(), check=True, capture_output=True, text=True)
+    link_programs(out.stdout.strip().splitlines()[-1])
 
 
 def bin_dir(scratch=SCRATCH, extra=SHIPPED):

@@ -73,9 +73,9 @@ extension Handoffd {
     /// through the binary's unwind tables, whose pages then stay resident for the whole
     /// session (about 0.8 MB; Docs/Performance.md, "Idle memory"). A thread blocked here
     /// costs nothing and never wakes up.
-    static func runUntilStopped() -> Never {
+    static func runUntilStopped(_ arguments: [String]) -> Never {
         let commandLine: DaemonCommandLine
-        do { commandLine = try DaemonCommandLine.parse(Array(CommandLine.arguments.dropFirst())) } catch { fail(error.description) }
+        do { commandLine = try DaemonCommandLine.parse(arguments) } catch { fail(error.description) }
         switch commandLine.request {
         case .help: say(DaemonCommandLine.help())
         case .version: say(APIVersion.software + "\n")

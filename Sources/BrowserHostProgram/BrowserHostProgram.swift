@@ -12,11 +12,6 @@ import NIOPosix
 // `handoff-browser-host --install [--chromium-extension-id ID]` writes the host manifests in
 // the user's folders; `--manifest BROWSER --path HOST_PATH` prints one for a package.
 
-// Before any thread: libdispatch's syslog lines off (HandoffSystem/DispatchLog.swift).
-DispatchLog.quiet()
-_ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-signal(SIGPIPE, SIG_IGN)
-
 let hostName = BrowserExtension.nativeHostName
 
 func log(_ s: String) { _ = try? Array(("handoff-browser-host: " + s + "\n").utf8).withUnsafeBytes { try writeAll(2, $0) } }
@@ -41,7 +36,12 @@ func chromiumID(_ arguments: [String]) throws -> String {
 }
 
 func install(_ arguments: [String]) throws {
-    let me = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
+    // The path it was started by, not the file it links to: the one executable is every
+    // program, and only this name makes it the host when a browser starts it.
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+    guard me.hasSuffix("/" + "handoff-browser-host") else {
+        throw InstallError(description: "run --install as handoff-browser-host (\(me) is not): browsers start the path it writes")
+    }
     let id = try chromiumID(arguments)
     for (browser, dir) in BrowserExtension.manifestFolders() {
         let manifest = BrowserExtension.hostManifest(for: browser, hostPath: me, chromiumID: id)
@@ -136,12 +136,22 @@ func serve() async -> Int32 {
     return 0
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--install" || arguments.first == "--manifest" {
-    do { try arguments.first == "--install" ? install(arguments) : printManifest(arguments) } catch {
-        log("\(error)")
-        exit(1)
+/// handoff-browser-host, as the one executable starts it when it is called by that name.
+public enum BrowserHostProgram {
+    /// Before any task runs (the one executable's main calls it, then runs `run`).
+    public static func prepare() {
+        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        signal(SIGPIPE, SIG_IGN)
     }
-    exit(0)
+
+    public static func run(_ arguments: [String]) async -> Never {
+        if arguments.first == "--install" || arguments.first == "--manifest" {
+            do { try arguments.first == "--install" ? install(arguments) : printManifest(arguments) } catch {
+                log("\(error)")
+                exit(1)
+            }
+            exit(0)
+        }
+        exit(await serve())
+    }
 }
-exit(await serve())
