@@ -80,6 +80,18 @@ booted_user_and_package() {
     ok "installed on $*"
 }
 
+# users_journals_clean HOST...: nothing in tu's journal on each HOST that names handoff
+# says error, warning or failed.
+users_journals_clean() {
+    local h journal errors
+    for h in "$@"; do
+        journal=$(user "$h" journalctl --user --no-pager)
+        errors=$(grep -E "handoff" <<<"$journal" | grep -iE "error|warning|failed" || true)
+        [ -z "$errors" ] || { echo "$errors" >&2; fail "$h: the user's journal has errors about handoff"; }
+        ok "$h: nothing about handoff in the user's journal says error, warning or failed"
+    done
+}
+
 # booted_pair A B LOGDIR: pairs A and B by code, over their avahi-daemons, as their user
 # does (handoffctl pair on both, then the code each shows), and checks each trusts the other.
 booted_pair() {
