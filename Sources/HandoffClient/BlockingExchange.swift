@@ -15,6 +15,19 @@ import Glibc
 enum BlockingExchange {
     static func exchange(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
                          headers: [(String, String)] = []) throws -> (Int, JSONValue) {
+        do {
+            return try exchangeOnce(socketPath, method, path, body: body, headers: headers)
+        } catch is RequestNotSent {
+            do {
+                return try exchangeOnce(socketPath, method, path, body: body, headers: headers)
+            } catch let e as RequestNotSent {
+                throw HandoffClientError.connectionLost("could not send the request, twice: \(e.detail)")
+            }
+        }
+    }
+
+    private static func exchangeOnce(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
+                                     headers: [(String, String)]) throws -> (Int, JSONValue) {
         let fd = try connect(socketPath)
         defer { close(fd) }
         let codec = EmbeddedChannel()
@@ -30,7 +43,7 @@ enum BlockingExchange {
         var request: [UInt8] = []
         while let b = try codec.readOutbound(as: ByteBuffer.self) { request += b.readableBytesView }
         do { try request.withUnsafeBytes { try writeAll(fd, $0) } } catch {
-            throw HandoffClientError.connectionLost("could not send the request: \(error)")
+            throw RequestNotSent(detail: "\(error)")
         }
         var status = 0
         var answer: [UInt8] = []

@@ -110,27 +110,76 @@ enum ControlConnection {
         throw HandoffClientError.connectionLost("handoffd closed the connection before answering")
     }
 
-    /// Sends one request and reads the whole response: (status, JSON body).
+    /// Sends one request and reads the whole response: (status, JSON body). A request that
+    /// could not be written whole is sent once more on a new connection (`RequestNotSent`).
     static func exchange(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
                          headers: [(String, String)] = []) async throws -> (Int, JSONValue) {
+        do {
+            return try await exchangeOnce(socketPath, method, path, body: body, headers: headers)
+        } catch is RequestNotSent {
+            do {
+                return try await exchangeOnce(socketPath, method, path, body: body, headers: headers)
+            } catch let e as RequestNotSent {
+                throw HandoffClientError.connectionLost("handoffd closed the connection before the request could be sent, twice: \(e.detail)")
+            }
+        }
+    }
+
+    private static func exchangeOnce(_ socketPath: String, _ method: HTTPMethod, _ path: String, body: JSONValue?,
+                                     headers: [(String, String)]) async throws -> (Int, JSONValue) {
         let channel = try await connect(socketPath)
         let payload = body.map { ByteBuffer(string: $0.serialized()) }
+        var head = requestHead(method, path, bodyLength: payload?.readableBytes ?? (method == .GET ? nil : 0), headers: headers)
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        let request = head
         do {
-            return try await channel.executeThenClose { inbound, outbound in
-                var head = requestHead(method, path, bodyLength: payload?.readableBytes ?? (method == .GET ? nil : 0), headers: headers)
-                head.headers.replaceOrAdd(name: "Connection", value: "close")
-                // One write: the daemon may answer and close as soon as it has the request,
-                // and a separate `.end` written after that would fail on a closed channel.
-                var parts: [HTTPClientRequestPart] = [.head(head)]
-                if let payload { parts.append(.body(.byteBuffer(payload))) }
-                parts.append(.end(nil))
-                try await outbound.write(contentsOf: parts)
-                return try await readResponse(inbound)
+            return try await channel.executeThenClose { inbound, _ in
+                try await answer(to: request, payload, on: channel.channel, inbound)
             }
+        } catch let e as RequestNotSent {
+            throw e
         } catch let e as HandoffClientError {
             throw e
         } catch {
             throw HandoffClientError.connectionLost("\(error)")
         }
     }
+
+    /// Sends the request and reads its answer; `RequestNotSent` when the connection ended
+    /// before the request's last byte was in the socket.
+    static func answer(to head: HTTPRequestHead, _ payload: ByteBuffer?, on channel: any Channel,
+                       _ inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>) async throws -> (Int, JSONValue) {
+        // Written on the channel itself, not through the async writer, whose write returns
+        // once the bytes are queued: this future says they reached the socket.
+        let sent: EventLoopFuture<Void> = send(head, payload, on: channel)
+        let failure: any Error
+        do {
+            return try await readResponse(inbound)
+        } catch {
+            failure = error
+        }
+        // A failed read fails what was still unwritten too, so `sent` has ended by now.
+        do { try await sent.get() } catch { throw RequestNotSent(detail: "\(error)") }
+        throw failure
+    }
+
+    /// Writes a request with one flush; the future ends when its last byte is in the socket.
+    /// One flush: the daemon may answer and close as soon as it has the request.
+    static func send(_ head: HTTPRequestHead, _ payload: ByteBuffer?, on channel: any Channel) -> EventLoopFuture<Void> {
+        let written: EventLoopPromise<Void> = channel.eventLoop.makePromise()
+        channel.eventLoop.execute {
+            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            if let payload { channel.write(HTTPClientRequestPart.body(.byteBuffer(payload)), promise: nil) }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
+        }
+        return written.futureResult
+    }
+}
+
+/// The connection closed before the whole request was written. handoffd acts only on whole
+/// requests, so nothing was done and any method may be sent again. It happens when handoffd
+/// closes a connection as idle (after `--idle-timeout-ms` with no request) because a client
+/// starved of CPU waited that long between its connect and its write.
+struct RequestNotSent: Error {
+    let detail: String
 }
