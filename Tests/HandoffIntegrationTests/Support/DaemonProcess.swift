@@ -34,15 +34,41 @@ final class DaemonProcess: @unchecked Sendable {
 
     var pid: Int32 { process?.processIdentifier ?? 0 }
 
-    /// Starts handoffd and waits until its socket answers.
+    /// Starts handoffd and, with `waitUntilReady`, waits until it says it is ready (sd_notify's
+    /// READY=1, as under systemd) and its socket answers. Only a few start at once
+    /// (`DaemonStartSlots`); the deadline counts from the daemon's own start.
     @discardableResult
     func start(waitUntilReady: Bool = true) async throws -> DaemonProcess {
+        guard waitUntilReady else { try launch(notify: nil); return self }
+        try await DaemonStartSlots.shared.withSlot {
+            let readiness = try ReadinessSocket(path: self.directory + "/notify.sock")
+            let started = Date()
+            let p = try self.launch(notify: readiness.path)
+            // 30 s: far more than a start takes even on a loaded machine; what the tests
+            // assert comes after the start.
+            let timeout = 30.0
+            guard await readiness.waitForReady(of: p, timeout: timeout) else {
+                if !p.isRunning { throw TestFailure("handoffd exited with \(p.terminationStatus):\n\(self.log())") }
+                throw TestFailure("handoffd did not say it was ready within \(timeout) s (\(ProcessSnapshot.describe(p.processIdentifier))); " +
+                                  "its log after \(String(format: "%.1f", -started.timeIntervalSinceNow)) s:\n\(self.log())")
+            }
+            guard UnixSocketProbe.canConnect(self.socketPath) else {
+                throw TestFailure("handoffd said it was ready but \(self.socketPath) does not accept connections:\n\(self.log())")
+            }
+        }
+        return self
+    }
+
+    @discardableResult
+    private func launch(notify: String?) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try TestEnvironment.binary("handoffd"))
         // Outside network namespaces: no mDNS at all, and peers only on loopback.
         p.arguments = ["--name", "test-device", "--socket", socketPath, "--state-dir", stateDirectory, "--log-level", "debug",
                        "--no-discovery", "--peer-listen", "127.0.0.1"] + extraArguments
-        p.environment = environment
+        var env = environment
+        if let notify { env["NOTIFY_SOCKET"] = notify }
+        p.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         // A handle that never closes itself: Foundation's Process closes the descriptor it
         // was given, and a second close from the handle's deinit crashed the test run with
@@ -54,16 +80,7 @@ final class DaemonProcess: @unchecked Sendable {
         p.standardOutput = logFile
         try p.run()
         process = p
-        if waitUntilReady {
-            // 30 s: at the start of the whole suite a hundred tests start their daemons at
-            // once on two cores, and a start then took more than 10 s here (for the code
-            // before issue 41 too); what the tests assert comes after the start.
-            try await eventually(timeout: 30, "handoffd to accept connections on \(socketPath)") {
-                guard p.isRunning else { throw TestFailure("handoffd exited with \(p.terminationStatus):\n\(self.log())") }
-                return UnixSocketProbe.canConnect(socketPath)
-            }
-        }
-        return self
+        return p
     }
 
     func log() -> String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
