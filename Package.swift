@@ -204,13 +204,15 @@ let package = Package(
         .executableTarget(name: "handoff-history", dependencies: ["HistoryProgram", "CHandoffSystem"], linkerSettings: [bindNow]),
         .executableTarget(name: "handoff-session", dependencies: ["SessionProgram", "BrowserHostProgram", "HandoffSystem"],
                           linkerSettings: [bindNow]),
+        // What the tests share: waiting on facts (`eventually`, `never`), and TestFailure.
+        .target(name: "HandoffTestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "HandoffCoreTests",
             dependencies: ["HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol",
                            "HandoffHistoryProtocol", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "HandoffDaemonTests",
-            dependencies: ["HandoffDaemon", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
+            dependencies: ["HandoffDaemon", "HandoffTestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "HandoffHistoryTests", dependencies: ["HandoffHistory", "HandoffCore", "HandoffControlAPI", "HandoffHistoryProtocol",
                                                                .product(name: "Logging", package: "swift-log"),
                                                                // To make a database as an earlier version left it.
@@ -231,7 +233,7 @@ let package = Package(
             sources: ["FuzzBodies", "CorpusTests"]),
         .testTarget(
             name: "HandoffIntegrationTests",
-            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffClient", "HandoffSystem",
+            dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffClient", "HandoffSystem", "HandoffTestSupport",
                            .product(name: "NIOCore", package: "swift-nio")]
         ),
     ]

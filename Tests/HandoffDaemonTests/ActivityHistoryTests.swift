@@ -3,6 +3,7 @@ import HandoffCore
 import HandoffControlAPI
 import Logging
 import NIOCore
+import HandoffTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -37,15 +38,6 @@ struct ActivityHistoryTests {
         access("/proc/\(pid)", F_OK) == 0
     }
 
-    func eventually(_ what: String, within seconds: Double = 5, _ condition: () async -> Bool) async {
-        let deadline = NIODeadline.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        while NIODeadline.now().uptimeNanoseconds < deadline {
-            if await condition() { return }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        Issue.record("timed out waiting for \(what)")
-    }
-
     @Test func startedWhenNeededAndEndedWhenQuiet() async throws {
         let dir = directory()
         defer { remove(dir) }
@@ -56,13 +48,13 @@ struct ActivityHistoryTests {
         await h.record(offer("Quarterly plan"), device: desk, local: true)
         let first = try #require(await h.helperPID)
         #expect(try await h.search(HistoryQuery(text: "quarterly")).map(\.title) == ["Quarterly plan"])
-        await eventually("the helper to end after its quiet period") { await h.helperPID == nil && !alive(first) }
+        try await eventually("the helper to end after its quiet period") { await h.helperPID == nil && !alive(first) }
         // Asked again: a new helper, the same history (it is on disk).
         #expect(try await h.count() == 1)
         let second = try #require(await h.helperPID)
         #expect(second != first)
         await h.stop()
-        await eventually("the helper to end at stop") { !alive(second) }
+        try await eventually("the helper to end at stop") { !alive(second) }
     }
 
     @Test func notedOffersAreWrittenInOrderAndAllOfThemBeforeAStop() async throws {
@@ -86,7 +78,7 @@ struct ActivityHistoryTests {
         await h.record(offer("Survives"), device: desk, local: true)
         let pid = try #require(await h.helperPID)
         kill(pid, SIGKILL)
-        await eventually("the killed helper to be reaped") { !alive(pid) }
+        try await eventually("the killed helper to be reaped") { !alive(pid) }
         #expect(try await h.search(HistoryQuery(text: "survives")).count == 1, "answered by a new helper")
         #expect(await h.helperPID != pid)
         await h.stop()

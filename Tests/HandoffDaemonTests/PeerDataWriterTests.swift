@@ -4,6 +4,7 @@ import HandoffStreamFrames
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
+import HandoffTestSupport
 import Testing
 
 /// `PeerDataWriter` keeps at most two chunks between the source and the socket: a send
@@ -36,11 +37,6 @@ struct PeerDataWriterTests {
         var heldBytes: Int { held.withLockedValue { $0.reduce(0) { $0 + $1.bytes } } }
     }
 
-    func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(nanoseconds: 2_000_000) }
-        #expect(condition(), "never: \(what)")
-    }
-
     @Test func aSendWaitsForTheChunkBeforeIt() async throws {
         let holder = HeldWrites()
         let channel = NIOAsyncTestingChannel()
@@ -57,21 +53,18 @@ struct PeerDataWriterTests {
             sent.withLockedValue { $0 += 1 }
         }
         // The first send returns at once; the second writes its chunk, then waits for the first.
-        try await waitFor("two chunks written") { holder.heldBytes == 2 * chunk.readableBytes }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        #expect(sent.withLockedValue { $0 } == 1)
-        #expect(holder.heldBytes == 2 * chunk.readableBytes, "a third chunk went out before the first was written")
+        try await eventually("two chunks written") { holder.heldBytes == 2 * chunk.readableBytes }
+        try await never(within: 0.05, because: "a second send returned, or a third chunk went out, before the first chunk was written") {
+            sent.withLockedValue { $0 } != 1 || holder.heldBytes != 2 * chunk.readableBytes
+        }
 
         holder.complete(chunk.readableBytes)
-        try await waitFor("the third chunk written") { holder.heldBytes == 2 * chunk.readableBytes && sent.withLockedValue { $0 } == 2 }
-        try await Task.sleep(nanoseconds: 50_000_000)
-        #expect(sent.withLockedValue { $0 } == 2)
+        try await eventually("the third chunk written") { holder.heldBytes == 2 * chunk.readableBytes && sent.withLockedValue { $0 } == 2 }
+        try await never(within: 0.05, because: "the third send returned before the second chunk was written") { sent.withLockedValue { $0 } != 2 }
 
         holder.complete(chunk.readableBytes)
-        try await waitFor("the third send returned") { sent.withLockedValue { $0 } == 3 }
-        // drain waits for the last chunk.
-        try await Task.sleep(nanoseconds: 50_000_000)
-        #expect(sent.withLockedValue { $0 } == 3)
+        try await eventually("the third send returned") { sent.withLockedValue { $0 } == 3 }
+        try await never(within: 0.05, because: "drain returned before the last chunk was written") { sent.withLockedValue { $0 } != 3 }
         holder.complete(chunk.readableBytes)
         try await task.value
         #expect(sent.withLockedValue { $0 } == 4)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HandoffDaemon
+import HandoffTestSupport
 import Testing
 
 /// State files flushed off the event loop: the last change asked for is the one carried out,
@@ -101,7 +102,9 @@ struct StateWriterTests {
         #expect(tickets.all.count == 2)
         #expect(await writer.settle(tickets.all) == nil)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "prepared")
-        try await eventuallyTrue { (try? FileManager.default.contentsOfDirectory(atPath: dir + "/sub")) == ["a.json"] }
+        try await eventually("the temporary files to be gone, only a.json left") {
+            (try? FileManager.default.contentsOfDirectory(atPath: dir + "/sub")) == ["a.json"]
+        }
     }
 
     /// What could not be saved is written again once the disk takes writes: here after
@@ -122,11 +125,6 @@ struct StateWriterTests {
         #expect(await writer.settle(later.all) == nil)
         #expect(try String(contentsOfFile: dir + "/sub/a.json", encoding: .utf8) == "kept")
         #expect(!writer.flushFailed(dir + "/sub/a.json") && writer.lastFailure == nil)
-    }
-
-    func eventuallyTrue(_ condition: () -> Bool) async throws {
-        for _ in 0..<200 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
     }
 
     /// A flush that fails is reported to the request that made the change, and the file is

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// The activity model's later fields (referrer, persistent and target content identifiers,

@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import HandoffControlAPI
+import HandoffTestSupport
 import Testing
 
 /// Bad input from a client gets a clear 4xx and harms nothing: the daemon keeps serving

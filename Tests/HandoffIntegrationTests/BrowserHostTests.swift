@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// The browser extension's native-messaging host, driven by a process that speaks the

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// The shipped extension in a real browser: headless Chromium from Debian loads

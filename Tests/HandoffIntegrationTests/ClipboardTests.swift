@@ -3,6 +3,7 @@ import HandoffClient
 import HandoffControlAPI
 import HandoffCore
 import NIOCore
+import HandoffTestSupport
 import Testing
 
 /// The clipboard across two workstations in network namespaces (LocalAPI.md §23,
@@ -46,8 +47,7 @@ extension WorkstationTests {
             let idA = try await net.deviceID("a")
             #expect(!onB.local && onB.device.id == idA && onB.formats == first.formats)
             // Announced, and not one byte asked for yet.
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(try clipboardStreams(net, "a") == 0)
+            try await never(within: 0.3, because: "a's copy was asked for before any paste") { try clipboardStreams(net, "a") != 0 }
             let shown = try await net.ctl("b", "clipboard")
             #expect(shown.status == 0 && shown.stdout.contains("text/plain;charset=utf-8") && shown.stdout.contains("13 B"), "\(shown)")
 
@@ -69,8 +69,7 @@ extension WorkstationTests {
             #expect(third.local && third.formats[0].type == "text/uri-list")
             try await waitForCopy(net, on: "a", third.id)
             #expect(try await newest(net, "a")?.local == false)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(try await newest(net, "b")?.id == third.id, "b's own copy stays the newest on b")
+            try await never(within: 0.3, because: "an echo from a replaced b's own copy as the newest on b") { try await newest(net, "b")?.id != third.id }
             #expect(try await net.ctl("a", "paste").stdout == "file:///srv/x\n")
             // A type the copy does not offer is refused with what it does offer.
             let wrong = try await net.ctl("a", "paste", "--type", "image/png")
@@ -127,8 +126,7 @@ extension WorkstationTests {
                 }
             }
             defer { origin.cancel() }
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(asked.types.isEmpty, "nothing is asked before a paste")
+            try await never(within: 0.3, because: "a type was asked for before any paste") { !asked.types.isEmpty }
 
             let target = net.directory + "/pasted.txt"
             let r = try await net.ctl("b", "paste", "--output", target)
@@ -316,8 +314,8 @@ extension WorkstationTests {
 
             // b has the clipboard turned off: it neither takes a's copy nor copies itself.
             #expect(try await net.ctl("a", "copy", stdin: "for b?").status == 0)
-            try await Task.sleep(for: .seconds(1))
-            #expect(try await newest(net, "b") == nil)
+            // 1 s: a copy reaches a linked workstation in well under that (the tests above).
+            try await never(within: 1, because: "b, with the clipboard off, took a's copy") { try await newest(net, "b") != nil }
             let off = try await net.ctl("b", "copy", stdin: "x")
             #expect(off.status == 1 && off.stderr.contains("clipboard = no"), "\(off)")
             let pasteOff = try await net.ctl("b", "paste")

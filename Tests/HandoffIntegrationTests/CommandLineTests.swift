@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import HandoffControlAPI
+import HandoffTestSupport
 import Testing
 
 /// The built handoffctl against a real daemon: output, exit codes, messages.

@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import NIOCore
+import HandoffTestSupport
 import Testing
 
 /// Continuation streams between two namespace workstations, through both daemons and

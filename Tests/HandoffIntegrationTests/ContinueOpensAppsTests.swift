@@ -1,5 +1,6 @@
 import Foundation
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// Continuing opens the right app on the continuing workstation, through the session
@@ -59,8 +60,7 @@ extension WorkstationTests {
                                                    "--info-json", "-", "--stream-file", source], stdin: info)
             // Offered, seen on b, and nothing opens there until the user continues
             // (Security.md 3.5).
-            try await Task.sleep(for: .seconds(2))
-            #expect(try desk.record("editor") == nil, "an app opened on b without the user continuing")
+            try await never(within: 2, because: "an app opened on b without the user continuing") { try desk.record("editor") != nil }
             let r = try await net.ctl("b", "continue")
             #expect(r.status == 0, "\(r)")
             #expect(r.stdout.contains("continued \"Shopping list\" from ws-a: opened in Editor (org.example.Editor.desktop)"), "\(r)")
@@ -279,11 +279,11 @@ extension WorkstationTests {
             // Updates of the same activity are quiet: no second notification.
             _ = try await net.ctl("a", "update", "--title", "Grocery run (Saturday)")
             try await eventually(10, "the update to reach b") { try await net.ctl("b", "list").stdout.contains("Grocery run (Saturday)") }
-            // A negative check: b's agent has the update on its way now, and must not notify;
-            // a notification takes it milliseconds, so 1.5 s without one shows it stayed quiet.
-            try await Task.sleep(nanoseconds: 1_500_000_000)
-            let notifies = try String(contentsOfFile: monitorLog, encoding: .utf8).components(separatedBy: "member=Notify").count - 1
-            #expect(notifies == 1, "\(notifies) Notify calls")
+            // b's agent has the update on its way now, and must not notify; a notification
+            // takes it milliseconds, so 1.5 s without one shows it stayed quiet.
+            try await never(within: 1.5, because: "b's agent notified again for an update of the same activity") {
+                try String(contentsOfFile: monitorLog, encoding: .utf8).components(separatedBy: "member=Notify").count - 1 != 1
+            }
             // Clicking it (dunst's default action) continues and launches.
             let click = try await desk.run(["dunstctl", "action", "0"])
             #expect(click.status == 0, "\(click)")

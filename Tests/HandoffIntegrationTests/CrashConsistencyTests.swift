@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import HandoffControlAPI
+import HandoffTestSupport
 import Testing
 
 /// handoffd killed with SIGKILL (its history helper with it) at random moments of a stream

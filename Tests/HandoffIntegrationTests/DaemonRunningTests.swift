@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import HandoffControlAPI
+import HandoffTestSupport
 import Testing
 
 /// How handoffd runs: restarts, a second instance, signals, systemd readiness and

@@ -3,6 +3,7 @@ import Foundation
 import HandoffControlAPI
 import HandoffCore
 import HandoffSystem
+import HandoffTestSupport
 import Testing
 
 /// The descriptor socket (LocalAPI.md §15.8) on one daemon: every bad handover gets a clear

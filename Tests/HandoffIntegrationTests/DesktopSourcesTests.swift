@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// `handoffctl sources`: the session agent's sources listed and switched through handoffd,
@@ -74,10 +75,9 @@ struct DesktopSourcesTests {
             let conf = (try? String(contentsOfFile: desk.configHome + "/handoff/handoff-session.conf", encoding: .utf8)) ?? ""
             #expect(conf.contains("media = no"), "\(conf)")
             _ = try await desk.run(["playerctl", "-p", "mpv", "position", "30"])
-            // A negative check: the seek must offer nothing. A source still following mpv
-            // would offer within milliseconds of its signals; 1.5 s of nothing shows it does not.
-            try await Task.sleep(nanoseconds: 1_500_000_000)
-            #expect(try await !current().contains("handoff.media"), "a source turned off offers nothing")
+            // A source still following mpv would offer within milliseconds of its signals;
+            // 1.5 s of nothing shows it does not.
+            try await never(within: 1.5, because: "the media source, turned off, offered the seek") { try await current().contains("handoff.media") }
 
             // An app's own activity is current: turning media on does not displace it...
             let mine = try await net.ctl("a", "become-current", "--type", "org.example.notes.edit", "--title", "My note", "--json")

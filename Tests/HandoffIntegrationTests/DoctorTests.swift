@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// `handoffctl doctor` as a user meets it: on a healthy namespace workstation, then with

@@ -1,6 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// What goes wrong around handoff, not inside it: the continuing side dying in the middle

@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import HandoffSystem
+import HandoffTestSupport
 import Testing
 
 /// Another local user posing as handoffd (Docs/Security.md, limit 9): the socket's folder

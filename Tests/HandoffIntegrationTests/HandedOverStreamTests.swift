@@ -4,6 +4,7 @@ import HandoffClient
 import HandoffCore
 import HandoffSystem
 import NIOCore
+import HandoffTestSupport
 import Testing
 
 /// Streams whose origin app handed its descriptors to handoffd (LocalAPI.md §15.8): through

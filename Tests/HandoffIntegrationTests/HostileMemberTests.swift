@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffControlAPI
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// A paired member gone bad (Security.md 3.6): malware with its certificate and key speaks

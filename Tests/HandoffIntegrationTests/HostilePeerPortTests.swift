@@ -1,5 +1,6 @@
 import Foundation
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// A stranger on the LAN attacks the peer port (scripts/peer-flood) while the user's own

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// A link that dies without a word (the cable pulled: a's bridge port goes down, so

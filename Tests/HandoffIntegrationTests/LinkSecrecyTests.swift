@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// What an attacker on the network reads from the links between members (Security.md

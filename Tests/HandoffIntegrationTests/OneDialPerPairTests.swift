@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// Two trusted workstations that find each other make one TLS handshake, not two

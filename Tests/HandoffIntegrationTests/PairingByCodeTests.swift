@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// Pairing by a 6-digit code, as a user meets it: `handoffctl pair` on two namespace

@@ -1,5 +1,6 @@
 import Foundation
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// The control socket serves only the daemon's own uid (SO_PEERCRED), even when the file

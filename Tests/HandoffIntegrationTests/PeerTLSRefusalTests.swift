@@ -1,6 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// Hostile TLS at the peer port (issue 30): a TLS 1.2 client, one without a certificate,

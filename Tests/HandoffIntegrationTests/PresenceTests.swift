@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// The presence as users meet it: the tray icon and its menu in real panels (xfce4-panel

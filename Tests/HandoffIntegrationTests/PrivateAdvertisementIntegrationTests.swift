@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// The private advertisement as a stranger and as members meet it: c, on the same

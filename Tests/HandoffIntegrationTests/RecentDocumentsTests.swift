@@ -1,5 +1,6 @@
 import Foundation
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// The document opened last (as GTK records it in recently-used.xbel, here through

@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffControlAPI
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// Someone on the path records a member's whole session with handoffd (the TLS 1.3

@@ -1,6 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// A request the client could not write whole is sent once more on a new connection

@@ -1,6 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// Restorable app state as an app and its user meet it, against a real handoffd.

@@ -1,6 +1,7 @@
 import Foundation
 import HandoffClient
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// Activities made through an event-stream session die with the session.

@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffCore
 import HandoffControlAPI
+import HandoffTestSupport
 import Testing
 
 /// The state directory going wrong under a real handoffd: a full file system (a small

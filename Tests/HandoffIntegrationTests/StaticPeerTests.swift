@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// Beyond one subnet: a's run and far's run are two bridges joined by a router namespace,

@@ -4,6 +4,7 @@ import HandoffCore
 import HandoffControlAPI
 import HandoffStreamFrames
 import NIOCore
+import HandoffTestSupport
 import Testing
 
 /// The stream part of the control API on one daemon: the upgrade, its refusals, frames

@@ -4,6 +4,7 @@ import HandoffCore
 import Testing
 #if canImport(Glibc)
 import Glibc
+import HandoffTestSupport
 #endif
 
 /// `handoff.terminal` between two workstations without a desktop: `offer-terminal` on a,

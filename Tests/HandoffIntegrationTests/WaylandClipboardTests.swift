@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffControlAPI
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// The clipboard on Wayland (a headless sway per host, its data-control protocol) and
@@ -58,8 +59,7 @@ extension WorkstationTests {
                 return try await newest(net, "a")?.id == onB.id
             }
             try await eventually(10, "a's agent to offer b's copy") { try await paste(a).stdout == "and back from b" }
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(try await newest(net, "b")?.local == true)
+            try await never(within: 0.5, because: "a's agent echoed b's copy back, and it replaced b's own") { try await newest(net, "b")?.local != true }
         }
     }
 
@@ -82,8 +82,7 @@ extension WorkstationTests {
                 return try await newest(net, "a")?.id == onB.id
             }
             try await eventually(10, "a's agent to offer it in KWin") { try await paste(a).stdout == "back to KWin" }
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(try await newest(net, "b")?.local == true, "b's copy stays b's: no echo from KWin")
+            try await never(within: 0.5, because: "KWin's agent echoed b's copy back, and it replaced b's own") { try await newest(net, "b")?.local != true }
         }
     }
 

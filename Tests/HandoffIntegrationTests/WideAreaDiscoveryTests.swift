@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// Unicast DNS-SD across a router: a's run and far's are two bridges joined by a router

@@ -2,6 +2,7 @@ import Foundation
 import HandoffClient
 import HandoffControlAPI
 import HandoffCore
+import HandoffTestSupport
 import Testing
 
 /// The clipboard between two X11 desktops (each host its own Xvfb, session bus and
@@ -82,8 +83,7 @@ extension WorkstationTests {
                 return try await newest(net, "a")?.id == onB.id
             }
             try await eventually(10, "a's agent to offer b's copy") { try await xclip(a, "-o").stdout == "from b" }
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(try await newest(net, "b")?.local == true, "b's own copy stays b's")
+            try await never(within: 0.5, because: "a's agent echoed b's copy back, and it replaced b's own") { try await newest(net, "b")?.local != true }
             #expect(((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("lost"), "a's app lost the clipboard to b's copy")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 import Testing
 
 /// What the browser tests share: a and b paired, b's desktop session with an app claiming

@@ -1,5 +1,6 @@
 import CHandoffSystem
 import Foundation
+import HandoffTestSupport
 
 /// Runs a built executable (handoffctl) as a user would and collects what it printed.
 struct CommandResult: CustomStringConvertible {

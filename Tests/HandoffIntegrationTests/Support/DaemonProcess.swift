@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// A real handoffd process with its own runtime and state directories.
 final class DaemonProcess: @unchecked Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// How many handoffds may be starting at once. At the suite's start a hundred tests each
 /// start one, on two cores: all at once, each start took 12 to 40 s and some missed their

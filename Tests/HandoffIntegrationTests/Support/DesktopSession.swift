@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// A graphical session on a namespace host, as far as handoff needs one: a session
 /// D-Bus (dbus-daemon --session), XDG folders of its own with desktop entries whose Exec

@@ -1,5 +1,6 @@
 import HandoffClient
 import HandoffControlAPI
+import HandoffTestSupport
 
 /// Collects a session's events in the background so a test can wait for one.
 actor EventRecorder {

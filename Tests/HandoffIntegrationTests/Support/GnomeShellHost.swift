@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// GNOME Shell itself (Debian 12's 43) in a test's desktop session: headless, as the
 /// session's Wayland compositor and shell, with handoff's extension installed the way
@@ -72,8 +73,10 @@ extension DesktopSession {
             return info?["state"] as? Double == 1
         }
         for uuid in enable { _ = try await shellProbe("enable", uuid) }
+        // 30 s, as for the start: on two cores also running the rest of the suite, an enable
+        // that takes a second on a quiet machine once took more than 15.
         for uuid in [Self.unsafeModeUUID] + preset + enable {
-            try await eventually(15, "GNOME Shell to enable \(uuid)") {
+            try await eventually(30, "GNOME Shell to enable \(uuid)") {
                 let info = try await self.shellProbe("extension", uuid) as? [String: Any]
                 if let error = info?["error"] as? String, !error.isEmpty { throw TestFailure("\(uuid) failed to load: \(error)") }
                 return info?["state"] as? Double == 1

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// What a third host on the network sees: packet captures (tshark) and avahi settings.
 extension NetnsRun {

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// Workstations as network namespaces (scripts/netns): each host has its own D-Bus,
 /// avahi-daemon and handoffd; nothing reaches the machine's real interfaces. Needs root.
@@ -210,8 +211,4 @@ final class NetnsRun: @unchecked Sendable {
         else { return false }
         return list.contains { ($0["id"] as? String) == id && ($0["connected"] as? Bool) == true }
     }
-}
-
-func eventually(_ timeout: Double, _ what: String, _ condition: () async throws -> Bool) async throws {
-    try await eventually(timeout: timeout, what, condition)
 }

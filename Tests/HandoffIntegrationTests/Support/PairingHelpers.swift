@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 extension NetnsRun {
     /// The 6-digit code in `handoffctl pair` output ("Code: 123 456 ...").

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// A plain blocking Unix stream socket, for sending a daemon exactly the bytes a test
 /// wants (garbage, half requests) and reading what comes back.

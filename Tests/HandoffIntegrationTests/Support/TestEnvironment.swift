@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// Where the built binaries are, and fresh temporary directories for each test.
 enum TestEnvironment {
@@ -40,18 +41,3 @@ enum TestEnvironment {
     static var isRoot: Bool { getuid() == 0 }
 }
 
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
-
-/// Polls `condition` until it holds or `timeout` passes. For waiting on real processes,
-/// never for asserting speed.
-func eventually(timeout: Double = 10, _ what: String, _ condition: () async throws -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try await condition() { return }
-        try await Task.sleep(nanoseconds: 20_000_000)
-    }
-    throw TestFailure("timed out after \(timeout)s waiting for: \(what)")
-}

@@ -1,4 +1,5 @@
 import Foundation
+import HandoffTestSupport
 
 /// Real panels that show tray icons (StatusNotifierItem hosts), in a test's desktop
 /// session, and `Tests/Fixtures/panel-probe`, which reads the agent on the bus the way a
