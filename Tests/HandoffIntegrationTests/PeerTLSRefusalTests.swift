@@ -25,7 +25,14 @@ import Testing
         let result = try JSONValue(parsing: Array(r.stdout.utf8)).objectValue ?? [:]
         #expect(result["applicationBytes"] == .integer(0), "\(mode): \(r.stdout)")
         // Whatever the client could read of the server names neither the device nor the user.
-        if let subject = result["serverSubject"]?.stringValue { #expect(subject == "CN=handoff device", "\(subject)") }
+        // In TLS 1.3 the server shows its certificate before it judges the client's, so a
+        // probe whose handshake got that far read it; a TLS 1.2 hello is refused, and the
+        // huge chain may be refused before the probe's side is done.
+        if ["nocert", "stranger", "expired", "wrongusage"].contains(mode) {
+            #expect(result["handshake"] == .bool(true) && result["serverSubject"]?.stringValue == "CN=handoff device", "\(mode): \(r.stdout)")
+        } else if let subject = result["serverSubject"]?.stringValue {
+            #expect(subject == "CN=handoff device", "\(subject)")
+        }
         #expect(!r.stdout.contains("Ann") && !r.stdout.contains("secret"), "\(r.stdout)")
         let seconds: Double = switch result["seconds"] {
         case .double(let d)?: d

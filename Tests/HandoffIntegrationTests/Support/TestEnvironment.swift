@@ -39,5 +39,16 @@ enum TestEnvironment {
     }
 
     static var isRoot: Bool { getuid() == 0 }
+
+    /// Debian's library folder for this machine's architecture (/usr/lib/x86_64-linux-gnu).
+    static var multiarchLibrary: String {
+        #if arch(x86_64)
+        "/usr/lib/x86_64-linux-gnu"
+        #elseif arch(arm64)
+        "/usr/lib/aarch64-linux-gnu"
+        #else
+        "/usr/lib"
+        #endif
+    }
 }
 
