@@ -12,20 +12,21 @@ import Glibc
 /// the bytes only when one of them pastes. Every X call happens on one thread of its
 /// own; the agent talks to it through `perform`, and hears from it through `events`.
 final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
-    // @unchecked: everything below `X thread state` is touched on the X thread only.
+    // @unchecked: everything below `X thread state` is touched on the X thread only (here
+    // and in X11Clipboard+Offering.swift; internal, not private, for that file).
     typealias Failure = ClipboardFailure
     typealias Fetch = DesktopClipboardFetch
 
     let kind = "X11"
     let events: AsyncStream<DesktopClipboardEvent>
-    private let eventSink: AsyncStream<DesktopClipboardEvent>.Continuation
-    private let connection: OpaquePointer
-    private let window: xcb_window_t
+    let eventSink: AsyncStream<DesktopClipboardEvent>.Continuation
+    let connection: OpaquePointer
+    let window: xcb_window_t
     private let xfixesEvent: UInt8
-    private let logger: Logger
-    private let commands: WakeQueue
+    let logger: Logger
+    let commands: WakeQueue
     /// A property larger than this goes in INCR pieces of this size.
-    private let pieceBytes: Int
+    let pieceBytes: Int
     /// A conversion or INCR transfer that makes no progress for this long is given up.
     static let stale: Duration = .seconds(10)
     /// The most one read of a copy here takes (the daemons' own cap by default): what an
@@ -34,24 +35,24 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     // MARK: X thread state
 
-    private var atoms: [String: xcb_atom_t] = [:]
-    private var names: [xcb_atom_t: String] = [:]
-    private var generation: UInt64 = 0
-    private var owner: xcb_window_t = 0
+    var atoms: [String: xcb_atom_t] = [:]
+    var names: [xcb_atom_t: String] = [:]
+    var generation: UInt64 = 0
+    var owner: xcb_window_t = 0
     /// When the owner took the clipboard (its XFixes event's selection time): conversions
     /// name it, so an owner that took the clipboard later refuses them (ICCCM) rather than
     /// hand over a newer copy under an older copy's name.
-    private var ownerSince: xcb_timestamp_t = 0
+    var ownerSince: xcb_timestamp_t = 0
     /// The app that owns the clipboard, as its window names it.
-    private var ownerApp: CopyingApp?
-    private var offered: Offered?
-    private var reads: [xcb_atom_t: Read] = [:]
-    private var transfers: [TransferKey: Transfer] = [:]
-    private var deferred: [UnsafeMutablePointer<xcb_generic_event_t>] = []
-    private var nextProperty = 0
-    private var closing = false
+    var ownerApp: CopyingApp?
+    var offered: Offered?
+    var reads: [xcb_atom_t: Read] = [:]
+    var transfers: [TransferKey: Transfer] = [:]
+    var deferred: [UnsafeMutablePointer<xcb_generic_event_t>] = []
+    var nextProperty = 0
+    var closing = false
 
-    private struct Offered {
+    struct Offered {
         let id: ClipboardID
         /// Target atom to the MIME type it is served as.
         let targets: [xcb_atom_t: String]
@@ -59,7 +60,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         let time: xcb_timestamp_t
     }
 
-    private struct Read {
+    struct Read {
         let target: xcb_atom_t
         var incremental = false
         var touched = ContinuousClock.now
@@ -73,12 +74,12 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    private struct TransferKey: Hashable {
+    struct TransferKey: Hashable {
         let requestor: xcb_window_t
         let property: xcb_atom_t
     }
 
-    private struct Transfer {
+    struct Transfer {
         let type: xcb_atom_t
         let bytes: [UInt8]
         var offset = 0
@@ -169,10 +170,10 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         perform { self.closing = true }
     }
 
-    private func perform(_ body: @escaping @Sendable () -> Void) { commands.perform(body) }
+    func perform(_ body: @escaping @Sendable () -> Void) { commands.perform(body) }
 
     /// The X thread's last act: nothing more is queued, reads fail, the events end.
-    private func end(_ why: String, lost: Bool) {
+    func end(_ why: String, lost: Bool) {
         commands.end()
         for read in reads.values { if case .data(let sink, _) = read.kind { sink.finish(throwing: Failure(why)) } }
         reads.removeAll()
@@ -183,7 +184,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     // MARK: - The X thread
 
-    private func loop() {
+    func loop() {
         var fds = [pollfd(fd: xcb_get_file_descriptor(connection), events: Int16(POLLIN), revents: 0),
                    pollfd(fd: commands.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
@@ -199,7 +200,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    private func drainEvents() {
+    func drainEvents() {
         while true {
             let event: UnsafeMutablePointer<xcb_generic_event_t>
             if !deferred.isEmpty {
@@ -214,7 +215,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    private func handle(_ event: UnsafeMutablePointer<xcb_generic_event_t>) {
+    func handle(_ event: UnsafeMutablePointer<xcb_generic_event_t>) {
         let raw = UnsafeRawPointer(event)
         switch event.pointee.response_type & 0x7F {
         case xfixesEvent &+ UInt8(XCB_XFIXES_SELECTION_NOTIFY):
@@ -239,7 +240,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     // MARK: Copies here
 
-    private func ownerChanged(_ e: xcb_xfixes_selection_notify_event_t) {
+    func ownerChanged(_ e: xcb_xfixes_selection_notify_event_t) {
         guard e.selection == atom("CLIPBOARD") else { return }
         // A change from before we took the clipboard, read only now (events read while
         // waiting for a reply are handled later): the clipboard is ours since.
@@ -260,7 +261,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         startConversion(atom("TARGETS"), time: e.timestamp, kind: .targets(generation))
     }
 
-    private func convert(_ target: String, generation asked: UInt64, _ sink: AsyncThrowingStream<[UInt8], Error>.Continuation) {
+    func convert(_ target: String, generation asked: UInt64, _ sink: AsyncThrowingStream<[UInt8], Error>.Continuation) {
         guard asked == generation, owner != 0, owner != window else {
             sink.finish(throwing: Failure("the clipboard changed since it was announced"))
             return
@@ -268,7 +269,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         startConversion(atom(target), time: ownerSince, kind: .data(sink, generation: asked))
     }
 
-    private func startConversion(_ target: xcb_atom_t, time: xcb_timestamp_t, kind: Read.Kind) {
+    func startConversion(_ target: xcb_atom_t, time: xcb_timestamp_t, kind: Read.Kind) {
         // A property of ours per conversion in flight, from a small pool.
         let property = atom("HANDOFF_SELECTION_\(nextProperty)")
         nextProperty = (nextProperty + 1) % 16
@@ -281,7 +282,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
 
     /// The owner answered a conversion of ours: the data is in our property, or in INCR
     /// pieces to come, or it refused (property None).
-    private func converted(_ e: xcb_selection_notify_event_t) {
+    func converted(_ e: xcb_selection_notify_event_t) {
         guard e.requestor == window, e.selection == atom("CLIPBOARD") else { return }
         guard e.property != 0 else {
             if let key = reads.first(where: { $0.value.target == e.target && !$0.value.incremental })?.key {
@@ -304,7 +305,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         finish(e.property, nil)
     }
 
-    private func propertyChanged(_ e: xcb_property_notify_event_t) {
+    func propertyChanged(_ e: xcb_property_notify_event_t) {
         if e.window == window {
             guard e.state == UInt8(XCB_PROPERTY_NEW_VALUE.rawValue), let read = reads[e.atom], read.incremental else { return }
             guard let (_, bytes) = takeProperty(e.atom) else {
@@ -322,7 +323,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    private func deliver(_ property: xcb_atom_t, _ bytes: [UInt8]) {
+    func deliver(_ property: xcb_atom_t, _ bytes: [UInt8]) {
         guard let read = reads[property] else { return }
         switch read.kind {
         case .data(let sink, let copy):
@@ -342,7 +343,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         }
     }
 
-    private func finish(_ property: xcb_atom_t, _ failure: Failure?) {
+    func finish(_ property: xcb_atom_t, _ failure: Failure?) {
         guard let read = reads.removeValue(forKey: property) else { return }
         switch read.kind {
         case .data(let sink, let copy):
@@ -360,7 +361,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     }
 
     /// Reads and deletes one of our properties: its type and bytes.
-    private func takeProperty(_ property: xcb_atom_t) -> (xcb_atom_t, [UInt8])? {
+    func takeProperty(_ property: xcb_atom_t) -> (xcb_atom_t, [UInt8])? {
         guard let reply = xcb_get_property_reply(connection, xcb_get_property(connection, 1, window, property, 0, 0, 0x1FFF_FFFF), nil) else { return nil }
         defer { free(reply) }
         let length = Int(xcb_get_property_value_length(reply))
@@ -372,7 +373,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     /// often own the clipboard with a hidden window that names nothing, and set the names
     /// on the leader), and the process name when `_NET_WM_PID` is given by a client on
     /// this machine (`WM_CLIENT_MACHINE`).
-    private func app(owning owner: xcb_window_t) -> CopyingApp? {
+    func app(owning owner: xcb_window_t) -> CopyingApp? {
         var windows = [owner]
         if let (type, bytes) = property(atom("WM_CLIENT_LEADER"), of: owner), type == XCB_ATOM_WINDOW.rawValue, bytes.count >= 4 {
             let leader = bytes.withUnsafeBytes { $0.loadUnaligned(as: xcb_window_t.self) }
@@ -395,7 +396,7 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
     }
 
     /// A property of another client's window (at most 4 KiB of it), nil when it has none.
-    private func property(_ property: xcb_atom_t, of w: xcb_window_t) -> (xcb_atom_t, [UInt8])? {
+    func property(_ property: xcb_atom_t, of w: xcb_window_t) -> (xcb_atom_t, [UInt8])? {
         guard let reply = xcb_get_property_reply(connection, xcb_get_property(connection, 0, w, property, 0, 0, 1024), nil) else { return nil }
         defer { free(reply) }
         guard reply.pointee.type != 0 else { return nil }
@@ -403,159 +404,8 @@ final class X11Clipboard: DesktopClipboard, @unchecked Sendable {
         return (reply.pointee.type, length > 0 ? Array(UnsafeRawBufferPointer(start: xcb_get_property_value(reply), count: length)) : [])
     }
 
-    private func isThisMachine(_ name: [UInt8]) -> Bool {
+    func isThisMachine(_ name: [UInt8]) -> Bool {
         guard let here = HostName.current else { return false }
         return String(decoding: name.prefix { $0 != 0 }, as: UTF8.self) == here
-    }
-
-    // MARK: Offering another workstation's copy
-
-    private func takeOwnership(_ id: ClipboardID, _ formats: [ClipboardFormat], _ fetch: @escaping Fetch) {
-        var targets: [xcb_atom_t: String] = [:]
-        for (target, mime) in ClipboardTargets.offered(formats) { targets[atom(target)] = mime }
-        let time = serverTime()
-        xcb_set_selection_owner(connection, window, atom("CLIPBOARD"), time)
-        guard let reply = xcb_get_selection_owner_reply(connection, xcb_get_selection_owner(connection, atom("CLIPBOARD")), nil) else { return }
-        defer { free(reply) }
-        guard reply.pointee.owner == window else {
-            logger.notice("could not take the clipboard to offer another workstation's copy")
-            return
-        }
-        offered = Offered(id: id, targets: targets, fetch: fetch, time: time)
-    }
-
-    /// An app here asks for the clipboard we own: its targets at once, the data once
-    /// fetched from the workstation it was copied on.
-    private func requested(_ e: xcb_selection_request_event_t) {
-        // ICCCM: an old client names no property; the target's name is used then.
-        let property = e.property == 0 ? e.target : e.property
-        guard let offered, e.owner == window, e.selection == atom("CLIPBOARD") else { return answer(e, property: 0) }
-        if e.target == atom("TARGETS") {
-            let list = [atom("TARGETS"), atom("TIMESTAMP")] + offered.targets.keys.sorted()
-            _ = list.withUnsafeBytes { xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, xcb_atom_t(XCB_ATOM_ATOM.rawValue), 32, UInt32(list.count), $0.baseAddress) }
-            return answer(e, property: property)
-        }
-        if e.target == atom("TIMESTAMP") {
-            var time = offered.time
-            xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, xcb_atom_t(XCB_ATOM_INTEGER.rawValue), 32, 1, &time)
-            return answer(e, property: property)
-        }
-        guard let mime = offered.targets[e.target] else { return answer(e, property: 0) }
-        let (fetch, id) = (offered.fetch, offered.id)
-        Task {
-            do {
-                let bytes = try await fetch(mime)
-                self.perform { self.hand(bytes, to: e, property: property, copy: id) }
-            } catch {
-                self.logger.notice("a paste here could not get the other workstation's copy", metadata: ["type": "\(mime)", "error": "\(error)"])
-                self.perform { self.answer(e, property: 0) }
-            }
-        }
-    }
-
-    private func hand(_ fetched: [UInt8], to e: xcb_selection_request_event_t, property: xcb_atom_t, copy id: ClipboardID) {
-        let (typeName, bytes) = ClipboardTargets.served(fetched, as: name(e.target))
-        let type = atom(typeName)
-        if bytes.count <= pieceBytes {
-            _ = bytes.withUnsafeBytes { xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, type, 8, UInt32(bytes.count), $0.baseAddress) }
-            return answer(e, property: property)
-        }
-        // INCR: the size first; a piece each time the requestor deletes the property. Its
-        // window's property changes and its end are ours to hear until the transfer ends
-        // (event masks are per client: the requestor's own are untouched).
-        var mask = XCB_EVENT_MASK_PROPERTY_CHANGE.rawValue | XCB_EVENT_MASK_STRUCTURE_NOTIFY.rawValue
-        xcb_change_window_attributes(connection, e.requestor, XCB_CW_EVENT_MASK.rawValue, &mask)
-        var size = UInt32(clamping: bytes.count)
-        xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), e.requestor, property, atom("INCR"), 32, 1, &size)
-        transfers[TransferKey(requestor: e.requestor, property: property)] = Transfer(type: type, bytes: bytes)
-        answer(e, property: property)
-    }
-
-    /// A transfer ended: stop hearing of its requestor's window unless another is under way.
-    private func ended(_ key: TransferKey) {
-        transfers[key] = nil
-        guard !transfers.keys.contains(where: { $0.requestor == key.requestor }) else { return }
-        var none: UInt32 = 0
-        xcb_change_window_attributes(connection, key.requestor, XCB_CW_EVENT_MASK.rawValue, &none)
-    }
-
-    private func sendNextPiece(_ key: TransferKey) {
-        guard var t = transfers[key] else { return }
-        let end = min(t.bytes.count, t.offset + pieceBytes)
-        _ = t.bytes[t.offset..<end].withUnsafeBytes {
-            xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), key.requestor, key.property, t.type, 8, UInt32(end - t.offset), $0.baseAddress)
-        }
-        if t.offset == end {
-            ended(key)  // the zero-length piece: done
-            return
-        }
-        t.offset = end
-        t.touched = ContinuousClock.now
-        transfers[key] = t
-    }
-
-    private func answer(_ e: xcb_selection_request_event_t, property: xcb_atom_t) {
-        var notify = xcb_selection_notify_event_t(response_type: UInt8(XCB_SELECTION_NOTIFY), pad0: 0, sequence: 0, time: e.time,
-                                                  requestor: e.requestor, selection: e.selection, target: e.target, property: property)
-        withUnsafeBytes(of: &notify) { raw in
-            _ = xcb_send_event(connection, 0, e.requestor, XCB_EVENT_MASK_NO_EVENT.rawValue, raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-        }
-    }
-
-    // MARK: Housekeeping
-
-    private func expireStale() {
-        let now = ContinuousClock.now
-        for (property, read) in reads where now - read.touched > Self.stale {
-            finish(property, Failure("the app that copied did not hand over its data in time"))
-        }
-        for (key, t) in transfers where now - t.touched > Self.stale { ended(key) }
-    }
-
-    /// A server timestamp for owning the selection (ICCCM asks for a real one): a
-    /// zero-length append to our own property, and the time of its PropertyNotify. Other
-    /// events read meanwhile are handled afterwards, in order.
-    private func serverTime() -> xcb_timestamp_t {
-        let property = atom("HANDOFF_TIME")
-        xcb_change_property(connection, UInt8(XCB_PROP_MODE_APPEND.rawValue), window, property, xcb_atom_t(XCB_ATOM_STRING.rawValue), 8, 0, nil)
-        xcb_flush(connection)
-        while let event = xcb_wait_for_event(connection) {
-            if event.pointee.response_type & 0x7F == UInt8(XCB_PROPERTY_NOTIFY) {
-                let e = UnsafeRawPointer(event).load(as: xcb_property_notify_event_t.self)
-                if e.window == window && e.atom == property {
-                    free(event)
-                    return e.time
-                }
-            }
-            deferred.append(event)
-        }
-        return 0  // the connection broke: the loop notices
-    }
-
-    private func atom(_ name: String) -> xcb_atom_t {
-        if let a = atoms[name] { return a }
-        let cookie = name.withCString { xcb_intern_atom(connection, 0, UInt16(strlen($0)), $0) }
-        guard let reply = xcb_intern_atom_reply(connection, cookie, nil) else { return 0 }
-        defer { free(reply) }
-        atoms[name] = reply.pointee.atom
-        names[reply.pointee.atom] = name
-        return reply.pointee.atom
-    }
-
-    private func name(_ atom: xcb_atom_t) -> String { atomNames([atom]).first ?? "?" }
-
-    /// Names of atoms, asked for together (one round trip for all the unknown ones).
-    private func atomNames(_ list: [xcb_atom_t]) -> [String] {
-        let unknown = Array(Set(list.filter { names[$0] == nil && $0 != 0 }))
-        let cookies = unknown.map { xcb_get_atom_name(connection, $0) }
-        for (atom, cookie) in zip(unknown, cookies) {
-            guard let reply = xcb_get_atom_name_reply(connection, cookie, nil) else { continue }
-            let length = Int(xcb_get_atom_name_name_length(reply))
-            let text = String(decoding: UnsafeRawBufferPointer(start: xcb_get_atom_name_name(reply), count: length), as: UTF8.self)
-            free(reply)
-            names[atom] = text
-            atoms[text] = atom
-        }
-        return list.compactMap { names[$0] }
     }
 }
