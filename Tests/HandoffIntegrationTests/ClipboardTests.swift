@@ -164,6 +164,8 @@ extension WorkstationTests {
                     try await Task.sleep(for: .seconds(60))
                 }
             }
+            // 1 s for the stalled paste to be under way (its stream open, its reader
+            // asleep); were it not yet, the paste below would prove less, never fail.
             try await Task.sleep(for: .seconds(1))
             let target = net.directory + "/whole.bin"
             let r = try await net.ctl("b", "paste", "--output", target)
