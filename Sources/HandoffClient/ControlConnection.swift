@@ -158,7 +158,9 @@ enum ControlConnection {
         } catch {
             failure = error
         }
-        // A failed read fails what was still unwritten too, so `sent` has ended by now.
+        // Closed first, so that what is still unwritten fails and `sent` ends even if the
+        // other side keeps the connection open without reading.
+        channel.close(promise: nil)
         do { try await sent.get() } catch { throw RequestNotSent(detail: "\(error)") }
         throw failure
     }
