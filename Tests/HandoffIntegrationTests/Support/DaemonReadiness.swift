@@ -41,11 +41,8 @@ final class ReadinessSocket: @unchecked Sendable {
         unlink(path)
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { Glibc.close(fd); throw TestFailure("path too long: \(path)") }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
+        var addr = unixAddress(path)
+        guard path.utf8.count < MemoryLayout.size(ofValue: addr.sun_path) else { Glibc.close(fd); throw TestFailure("path too long: \(path)") }
         let rc = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }

@@ -11,12 +11,7 @@ final class RawUnixSocket: @unchecked Sendable {
         // closing it here would not close the connection (the child still holds it).
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
+        var addr = unixAddress(path)
         let rc = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -95,4 +90,15 @@ final class RawUnixSocket: @unchecked Sendable {
     }
 
     deinit { close() }
+}
+
+/// A Unix socket's address for `path`, which the caller keeps under 108 bytes.
+func unixAddress(_ path: String) -> sockaddr_un {
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+        for (i, b) in bytes.enumerated() where i < raw.count - 1 { raw[i] = b }
+    }
+    return addr
 }
