@@ -49,8 +49,8 @@ extension WorkstationTests {
         try await withGnomeShell { net, desk in
             try await eventually(10, "the menu to show the agent's presence") { try await desk.shellMenu().contains("Nothing to continue") }
             #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff")
-            try await eventually(10, "sources to say the extension shows the presence") {
-                try await net.ctl("b", "sources").stdout.contains("handoff's GNOME Shell extension shows it in GNOME's panel too")
+            try await eventually(10, "sources to say the extension shows the presence, and the tray icon is hidden") {
+                try await net.ctl("b", "sources").stdout.contains("shown in GNOME's panel by handoff's GNOME Shell extension (the tray icon is hidden")
             }
 
             let id = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
@@ -99,8 +99,11 @@ extension WorkstationTests {
     /// watcher in GNOME Shell: the agent's tray item registers with it and shows in the
     /// panel, named for screen readers by what it says (`IconAccessibleDesc`), which
     /// follows a's offer. The shell logs no error (it did, before the item had that property).
-    @Test func theAppIndicatorExtensionShowsTheTrayItem() async throws {
-        try await withGnomeShell { net, desk in
+    /// One icon: once handoff's own extension is enabled the tray item turns passive and
+    /// leaves the panel (the extension's icon shows the same presence), still registered;
+    /// it is back once the extension is disabled.
+    @Test func theAppIndicatorExtensionShowsTheTrayItemUnlessHandoffsDoes() async throws {
+        try await withGnomeShell(enable: []) { net, desk in
             try await eventually(15, "the item to register with GNOME Shell's watcher") { try await desk.trayRegistered() }
             func shown() async throws -> [String] {
                 (try await desk.shellProbe("panel") as? [[String: Any]] ?? []).filter {
@@ -109,11 +112,26 @@ extension WorkstationTests {
             }
             try await eventually(10, "the item in GNOME Shell's panel") { try await shown() == ["Handoff: nothing to continue"] }
             _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
-            try await eventually(10, "the item to say what waits") {
-                try await shown() == ["Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"]
-            }
+            let waiting = "Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"
+            try await eventually(10, "the item to say what waits") { try await shown() == [waiting] }
             let item = try await desk.probe("item") as? [String: Any]
             #expect((item?["properties"] as? [String: Any])?["IconName"] as? String == "handoff-available")
+
+            // handoff's extension shows the presence: the tray item leaves, one icon stays.
+            func status() async throws -> String? {
+                ((try await desk.probe("item") as? [String: Any])?["properties"] as? [String: Any])?["Status"] as? String
+            }
+            try await desk.setExtension(DesktopSession.extensionUUID, enabled: true)
+            try await eventually(10, "handoff's extension to show the offer") { try await desk.shellMenu().contains("Continue \u{201C}Shopping list\u{201D}") }
+            try await eventually(10, "the tray item to leave GNOME Shell's panel") { try await shown().isEmpty }
+            #expect(try await status() == "Passive")
+            #expect(try await desk.trayRegistered(), "still registered, ready to show again")
+            #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff-available", "the extension's icon says what waits")
+
+            // Disabled again: the tray item is back, saying what waits.
+            try await desk.setExtension(DesktopSession.extensionUUID, enabled: false)
+            try await eventually(10, "the item back in GNOME Shell's panel") { try await shown() == [waiting] }
+            #expect(try await status() == "Active")
             #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
         }
     }
@@ -131,12 +149,12 @@ extension WorkstationTests {
                 let t = try await tray()
                 return t["status"] as? String == "warning" && (t["fix"] as? String ?? "").contains("gnome-extensions enable handoff@handoff.org")
             }
-            _ = try await desk.shellProbe("enable", DesktopSession.extensionUUID)
+            try await desk.setExtension(DesktopSession.extensionUUID, enabled: true)
             try await eventually(15, "doctor to see the extension show the presence") {
                 let t = try await tray()
                 return t["status"] as? String != "warning" && (t["detail"] as? String ?? "").contains("shown in GNOME's panel by handoff's GNOME Shell extension")
             }
-            _ = try await desk.shellProbe("disable", DesktopSession.extensionUUID)
+            try await desk.setExtension(DesktopSession.extensionUUID, enabled: false)
             try await eventually(15, "doctor to warn again once it is disabled") { try await tray()["status"] as? String == "warning" }
         }
     }

@@ -166,7 +166,13 @@ extension SessionAgent {
         let now = SystemClock.now()
         let entries = PresenceMenu.entries(presence.state, at: now)
         let properties = PresenceInterface.properties(of: presence.state, tray: trayDetail(config).detail, at: now)
-        let look = Self.look(presence.state)
+        var shown = Self.look(presence.state)
+        // One icon: while handoff's GNOME Shell extension shows the presence in GNOME's
+        // panel, the tray item stays registered but passive, which the AppIndicator
+        // extension hides (the SNI's "nothing to show" state). Withdrawing it instead raced
+        // the AppIndicator extension still registering it, which then logged an error.
+        shown.passive = presence.shellExtension
+        let look = shown
         presence.published += 1
         let sequence = presence.published
         await loop.run { bus.show(sequence, properties: properties, look: look, menu: entries) }
@@ -191,24 +197,25 @@ extension SessionAgent {
 
     /// What doctor and `handoffctl sources` say of the tray: where the presence shows, or
     /// what this desktop needs. handoff's GNOME Shell extension shows it without a tray, so
-    /// in GNOME a missing tray is not a problem while the extension runs.
+    /// in GNOME a missing tray is not a problem while the extension runs (and the tray
+    /// icon is hidden then: `publishPresence`).
     func trayDetail(_ config: SessionConfiguration) -> (detail: String, fix: String?) {
-        let extensionNote = presence.shellExtension ? "; handoff's GNOME Shell extension shows it in GNOME's panel too" : ""
+        let extensionNote = presence.shellExtension ? "; handoff's GNOME Shell extension shows it in GNOME's panel" : ""
         if !config.tray {
             return ("off (tray = no in \(settings.configPath))" + extensionNote, nil)
         }
         if let problem = presence.problem { return ("not working: \(problem)", "check that the session bus runs (DBUS_SESSION_BUS_ADDRESS)") }
+        if presence.shellExtension {
+            return ("shown in GNOME's panel by handoff's GNOME Shell extension (the tray icon is hidden while it shows, "
+                    + "so that GNOME shows one icon)", nil)
+        }
         switch presence.host {
         case .registered(let pid)?:
             let name = pid.flatMap { Self.processName($0) }
-            return ("shown in the panel" + (name.map { " by \($0)" } ?? "") + extensionNote, nil)
+            return ("shown in the panel" + (name.map { " by \($0)" } ?? ""), nil)
         case .failed(let why)?:
-            return ("the panel refused the icon: \(why)" + extensionNote,
-                    presence.shellExtension ? nil : "restart the panel, or turn the tray off: handoffctl sources off tray")
+            return ("the panel refused the icon: \(why)", "restart the panel, or turn the tray off: handoffctl sources off tray")
         case .none?, nil:
-            if presence.shellExtension {
-                return ("shown in GNOME's panel by handoff's GNOME Shell extension (no tray icon: nothing here shows them)", nil)
-            }
             let none = "no panel here shows tray icons (nothing owns org.kde.StatusNotifierWatcher); notifications say what is offered"
             // GNOME Shell on the bus is GNOME whatever the session calls itself.
             return (none, (presence.gnomeShell ? .gnome : Self.desktopKind).trayFix)

@@ -22,6 +22,9 @@ final class StatusNotifierItem: @unchecked Sendable {
         /// AppIndicator extension reads it (`IconAccessibleDesc`, an Ayatana property
         /// libappindicator items have) and names the icon after it.
         var accessibleDescription = "Handoff: nothing to continue"
+        /// `Status` Passive rather than Active: panels hide the item (GNOME's AppIndicator
+        /// extension does), while it stays registered, ready to show again at once.
+        var passive = false
     }
 
     private let connection: OpaquePointer
@@ -67,8 +70,9 @@ final class StatusNotifierItem: @unchecked Sendable {
         case "Category": .string("ApplicationStatus")
         case "Id": .string("handoff")
         case "Title": .string("Handoff")
-        // Always shown: the icon says whether something waits, not whether it is there.
-        case "Status": .string("Active")
+        // Shown unless another icon shows the presence (`Look.passive`): the icon says
+        // whether something waits, not whether it is there.
+        case "Status": .string(look.passive ? "Passive" : "Active")
         case "WindowId": .int32(0)
         case "IconThemePath": .string("")
         case "Menu": .objectPath(menuPath)
@@ -91,6 +95,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         if old.tooltipTitle != new.tooltipTitle || old.tooltipBody != new.tooltipBody || old.iconName != new.iconName {
             object?.emit("NewToolTip", [])
         }
+        if old.passive != new.passive { object?.emit("NewStatus", [.string(new.passive ? "Passive" : "Active")]) }
     }
 
     private func watcherChanged(_ owner: String?) {

@@ -103,6 +103,22 @@ extension DesktopSession {
         return pid
     }
 
+    /// Turns an extension on or off as `gnome-extensions enable|disable` does, and waits
+    /// until the shell says it is (30 s, as for the start: the shell writes the setting
+    /// through dconf and acts on its change, which on two loaded cores took over 15 s).
+    func setExtension(_ uuid: String, enabled: Bool) async throws {
+        let what = (enabled ? "enable " : "disable ") + uuid
+        var asked = false
+        try await eventually(30, "GNOME Shell to \(what)") {
+            // Asked again until the shell takes it: EnableExtension answers false for an
+            // extension it has not finished loading.
+            if !asked { asked = try await self.shellProbe(enabled ? "enable" : "disable", uuid) as? Bool == true }
+            let info = try await self.shellProbe("extension", uuid) as? [String: Any]
+            if let error = info?["error"] as? String, !error.isEmpty { throw TestFailure("\(uuid) failed: \(error)") }
+            return asked && (info?["state"] as? Double == 1) == enabled
+        }
+    }
+
     /// The extension as scripts/install puts it in a user's home (its entry linked for
     /// this shell by link-entry), the test's unsafe-mode one beside it, and the search
     /// provider's .ini and launcher in the desktop's data folder.
