@@ -6,7 +6,13 @@ let port = null;
 
 function connect() {
   port = api.runtime.connectNative("org.handoff.browser");
-  port.onDisconnect.addListener(() => { port = null; setTimeout(() => { connect(); reportActive(); }, 5000); });
+  port.onDisconnect.addListener(() => {
+    // Why, for whoever reads the extension's console: a host not installed (run
+    // `handoff-browser-host --install`), or one that exited (handoffd not running).
+    console.warn("handoff: the native host disconnected:", api.runtime.lastError?.message ?? "it exited");
+    port = null;
+    setTimeout(() => { connect(); reportActive(); }, 5000);
+  });
 }
 
 function report(tab) {

@@ -27,7 +27,10 @@ extension WorkstationTests {
             let chrome = try await net.spawn("a", log: net.directory + "/chromium.log", [
                 // Headless Chromium takes a throwaway profile unless told otherwise, and looks
                 // for host manifests in its profile: name the one a desktop Chromium uses.
+                // --enable-logging=stderr: the extension's console (why the host went away)
+                // and Chromium's native-messaging warnings in its log, for a failure to show.
                 Self.chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=9333",
+                "--enable-logging=stderr",
                 "--user-data-dir=\(home)/.config/chromium",
                 "--host-resolver-rules=MAP news.example.org 127.0.0.1",
                 "--load-extension=\(TestEnvironment.packageRoot)/extension", "--disable-extensions-except=\(TestEnvironment.packageRoot)/extension",
@@ -44,10 +47,18 @@ extension WorkstationTests {
                 // Chromium's log, and the tabs as DevTools sees them.
                 let log = (try? String(contentsOfFile: net.directory + "/chromium.log", encoding: .utf8)) ?? ""
                 let lines = log.split(separator: "\n")
-                let host = lines.filter { $0.contains("handoff-browser-host") || $0.contains("org.handoff.browser") || $0.contains("xtension") }
+                let host = lines.filter {
+                    $0.contains("handoff-browser-host") || $0.contains("org.handoff.browser") || $0.contains("xtension") || $0.contains("messaging")
+                }
                 let tabs = (try? await net.exec("a", ["curl", "-s", "http://127.0.0.1:9333/json/list"]).stdout) ?? ""
+                // The host's process, if Chromium started one, and where it waits.
+                let hosts = (try? await net.exec("a", ["sh", "-c", "for p in $(pgrep -f handoff-browser-host); do "
+                                                       + "echo \"$p $(cat /proc/$p/wchan 2>/dev/null) $(tr '\\0' ' ' </proc/$p/cmdline)\"; "
+                                                       + "grep -E '^(State|Threads)' /proc/$p/status; done"]).stdout) ?? ""
+                let current = (try? await net.ctl("a", "status").stdout) ?? ""
                 throw TestFailure("\(error)\n--- chromium: the host and the extension ---\n\(host.suffix(20).joined(separator: "\n"))"
-                                  + "\n--- chromium: the end ---\n\(lines.suffix(15).joined(separator: "\n"))\n--- tabs ---\n\(tabs)")
+                                  + "\n--- chromium: the end ---\n\(lines.suffix(15).joined(separator: "\n"))\n--- tabs ---\n\(tabs)"
+                                  + "\n--- host processes ---\n\(hosts)\n--- a's status ---\n\(current)")
             }
             #expect(try await current().contains("handoff.browsing-web"))
 
