@@ -52,6 +52,20 @@ public final class GLibLoop: @unchecked Sendable {
         }, job.toOpaque(), nil)
     }
 
+    /// Runs `body` on the GLib thread once `seconds` have passed.
+    func after(_ seconds: Double, _ body: @escaping @Sendable () -> Void) {
+        let job = Unmanaged.passRetained(Job(body))
+        let source = g_timeout_source_new(guint(max(0, seconds * 1000)))
+        Self.handover.withLock {}
+        g_source_set_callback(source, { data in
+            GLibLoop.handover.withLock {}
+            Unmanaged<Job>.fromOpaque(data!).takeRetainedValue().body()
+            return 0  // G_SOURCE_REMOVE
+        }, job.toOpaque(), nil)
+        g_source_attach(source, context)
+        g_source_unref(source)
+    }
+
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await run { () -> Result<T, Error> in Result { try body() } }.get()
     }

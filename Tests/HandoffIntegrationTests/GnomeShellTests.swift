@@ -136,6 +136,34 @@ extension WorkstationTests {
         }
     }
 
+    /// Both extensions on from the start, handoff's listed first (as scripts/booted/test-gnome
+    /// enables them): no tray item shows beside handoff's icon; handoff's disabled, GNOME
+    /// Shell disables and enables again every extension enabled after it, so the
+    /// AppIndicator extension makes its items anew, and the tray item shows at once with
+    /// what it says.
+    @Test func bothExtensionsFromTheStartShowOneIcon() async throws {
+        try await withGnomeShell(preset: [DesktopSession.extensionUUID, DesktopSession.appIndicatorUUID], enable: []) { net, desk in
+            func shown() async throws -> [String] {
+                (try await desk.shellProbe("panel") as? [[String: Any]] ?? []).filter {
+                    ($0["role"] as? String ?? "").hasPrefix("appindicator-") && $0["visible"] as? Bool == true
+                }.compactMap { $0["name"] as? String }
+            }
+            _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
+            try await eventually(10, "handoff's extension to show the offer") { try await desk.shellMenu().contains("Continue \u{201C}Shopping list\u{201D}") }
+            try await eventually(15, "the item to register with GNOME Shell's watcher") { try await desk.trayRegistered() }
+            try await never(within: 2, because: "the tray item must not show beside handoff's extension") { try await !shown().isEmpty }
+            try await desk.setExtension(DesktopSession.extensionUUID, enabled: false)
+            try await eventually(10, "the item in GNOME Shell's panel, saying what waits") {
+                try await shown() == ["Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"]
+            }
+            #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
+            // The AppIndicator extension's watcher, back, took the item without a refusal
+            // being reported (one of its first calls may be refused, and is made again).
+            let agentLog = (try? String(contentsOfFile: desk.root + "/agent.log", encoding: .utf8)) ?? ""
+            #expect(!agentLog.contains("host=failed"), "the agent reported the panel refusing the icon")
+        }
+    }
+
     /// Doctor in GNOME with neither handoff's extension nor the AppIndicator one: no tray,
     /// and it names the extension to enable; enabled, the presence shows and doctor is content.
     @Test func doctorInGnomeNamesTheExtensionUntilItIsEnabled() async throws {

@@ -28,6 +28,7 @@ final class StatusNotifierItem: @unchecked Sendable {
     }
 
     private let connection: OpaquePointer
+    private let loop: GLibLoop
     private var object: DBusObject?
     private var nameOwner: guint = 0
     private var watch: guint = 0
@@ -52,6 +53,7 @@ final class StatusNotifierItem: @unchecked Sendable {
 
     init(connection: OpaquePointer, loop: GLibLoop, menuPath: String, onActivate: @escaping () -> Void, onHost: @escaping (HostState) -> Void) throws {
         self.connection = connection
+        self.loop = loop
         self.onActivate = onActivate
         self.onHost = onHost
         object = try DBusObject(connection: connection, loop: loop, path: Self.path, interface: "org.kde.StatusNotifierItem", xml: Self.xml,
@@ -91,11 +93,15 @@ final class StatusNotifierItem: @unchecked Sendable {
     func show(_ new: Look) {
         let old = look
         look = new
-        if old.iconName != new.iconName || old.accessibleDescription != new.accessibleDescription { object?.emit("NewIcon", []) }
-        if old.tooltipTitle != new.tooltipTitle || old.tooltipBody != new.tooltipBody || old.iconName != new.iconName {
+        // Status first: GNOME's AppIndicator extension sets aside what a passive item says
+        // changed, and an item shown again is read again whole (its accessible name too,
+        // which that extension reads with the icon), as if everything had changed.
+        if old.passive != new.passive { object?.emit("NewStatus", [.string(new.passive ? "Passive" : "Active")]) }
+        let shownAgain = old.passive && !new.passive
+        if shownAgain || old.iconName != new.iconName || old.accessibleDescription != new.accessibleDescription { object?.emit("NewIcon", []) }
+        if shownAgain || old.tooltipTitle != new.tooltipTitle || old.tooltipBody != new.tooltipBody || old.iconName != new.iconName {
             object?.emit("NewToolTip", [])
         }
-        if old.passive != new.passive { object?.emit("NewStatus", [.string(new.passive ? "Passive" : "Active")]) }
     }
 
     private func watcherChanged(_ owner: String?) {
@@ -121,10 +127,23 @@ final class StatusNotifierItem: @unchecked Sendable {
         register(owner)
     }
 
-    private func register(_ owner: String) {
+    private func register(_ owner: String, attempt: Int = 0) {
         DBusNames.call(connection, bus: Self.watcher, path: "/StatusNotifierWatcher", interface: Self.watcher,
                        method: "RegisterStatusNotifierItem", [.string(busName)]) { [weak self] result in
-            guard let self else { return }
+            // A watcher gone or replaced since (a panel restarting, an extension cycled):
+            // what it answered no longer matters; the new one is asked on its own.
+            guard let self, object != nil, watcherOwner == owner else { return }
+            // A watcher that owns its name before its object is on the bus refuses the
+            // first call (GNOME's AppIndicator extension, enabled again when an extension
+            // before it is disabled: "No such interface"): asked again, a few times, a
+            // little later each, before the panel counts as refusing the icon.
+            if case .failure = result, attempt < 3 {
+                loop.after(0.25 * Double(1 << attempt)) { [weak self] in
+                    guard let self, self.object != nil, self.watcherOwner == owner else { return }
+                    self.register(owner, attempt: attempt + 1)
+                }
+                return
+            }
             switch result {
             case .success:
                 self.host = owner
