@@ -1,8 +1,11 @@
-"""What the Python benchmark scripts share (scripts/bench-*, scripts/soak): where the
-repository is, the Swift toolchain on PATH, release builds in the benchmarks' own scratch
-path, messages, and nearest-rank percentiles. Each script adds this folder to sys.path."""
+"""What the Python scripts share, the benchmarks above all: where the repository is, the
+Swift toolchain on PATH, release builds in the benchmarks' own scratch path, messages,
+nearest-rank percentiles and the machine a figure was measured on. Each script adds this
+folder to sys.path (netnsrun.py: workstations in network namespaces; unixhttp.py: the
+control API)."""
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -81,6 +84,29 @@ def percentile(sorted_values, p):
         return float("nan")
     k = max(1, -(-len(sorted_values) * p // 100))  # ceil(n * p / 100), at least 1
     return sorted_values[int(k) - 1]
+
+
+def machine(**versions):
+    """The machine of a run, for its results: CPUs, kernel, Swift, `versions` (what else
+    the run used, e.g. avahi="avahi-daemon 0.8"), then the load average."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        swift = subprocess.run(["swift", "--version"], env=swift_env(), capture_output=True,
+                               text=True).stdout.strip().splitlines()[0]
+    except (OSError, IndexError):
+        swift = "unknown"
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    return {"nproc": os.cpu_count(), "cpu": model, "kernel": platform.release(), "swift": swift, **versions,
+            "loadavg": load}
 
 
 def free_port():
