@@ -38,7 +38,7 @@ let package = Package(
         .executable(name: "handoff-history", targets: ["handoff-history"]),
         .library(name: "HandoffClient", targets: ["HandoffClient"]),
         .library(name: "HandoffCore", targets: ["HandoffCore"]),
-        // For the fuzz targets (scripts/fuzz) and other tools that speak the protocols.
+        // For the fuzz targets (scripts/dev/fuzz) and other tools that speak the protocols.
         .library(name: "HandoffControlAPI", targets: ["HandoffControlAPI"]),
         .library(name: "HandoffPeerProtocol", targets: ["HandoffPeerProtocol"]),
         .library(name: "HandoffStreamFrames", targets: ["HandoffStreamFrames"]),
@@ -100,7 +100,7 @@ let package = Package(
             name: "CXCB", pkgConfig: "xcb-xfixes",
             providers: [.apt(["libxcb1-dev", "libxcb-xfixes0-dev"])]),
         // Wayland's data-control protocol (the clipboard on wlroots compositors and KWin):
-        // its generated glue (scripts/wayland-protocols) over libwayland-client.
+        // its generated glue (scripts/dev/wayland-protocols) over libwayland-client.
         .target(
             name: "CWaylandDataControl",
             exclude: ["protocol"],
@@ -218,7 +218,7 @@ let package = Package(
                                                                // To make a database as an earlier version left it.
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
-        // Every fuzz target's body (Tests/Fuzz/FuzzBodies, shared with scripts/fuzz's libFuzzer
+        // Every fuzz target's body (Tests/Fuzz/FuzzBodies, shared with scripts/dev/fuzz's libFuzzer
         // build) over its committed corpus and mutations of it, in the suite's own build.
         .testTarget(
             name: "HandoffFuzzCorpusTests",
@@ -227,7 +227,7 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/Fuzz",
-            // The corpora are read at run time; the libFuzzer entries are scripts/fuzz's.
+            // The corpora are read at run time; the libFuzzer entries are scripts/dev/fuzz's.
             exclude: ["corpus", "FuzzSupport", "fuzz-json", "fuzz-plist", "fuzz-peer-message", "fuzz-frames", "fuzz-account",
                       "fuzz-kept", "fuzz-local-input", "fuzz-pairing"],
             sources: ["FuzzBodies", "CorpusTests"]),

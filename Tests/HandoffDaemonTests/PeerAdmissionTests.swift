@@ -109,7 +109,7 @@ struct PeerAdmissionTests {
     }
 
     /// A trusted peer opening one continuation stream after another (each a connection
-    /// and a handshake) is not refused at a stranger's rate: the soak (scripts/soak) had
+    /// and a handshake) is not refused at a stranger's rate: the soak (scripts/bench/soak) had
     /// streams refused "over the per-address rate" at about ten a second. Its own rate is
     /// higher, and still a limit.
     @Test func aKnownGoodAddressHasAHigherHandshakeRate() {

@@ -109,7 +109,7 @@ import Testing
             }
             let floodOut = daemon.directory + "/flood.out"
             let flooder = try CommandLineTool.spawn(
-                "/usr/bin/env", ["python3", TestEnvironment.packageRoot + "/scripts/peer-flood", "handshakes", "127.0.0.1",
+                "/usr/bin/env", ["python3", TestEnvironment.packageRoot + "/scripts/dev/peer-flood", "handshakes", "127.0.0.1",
                                  String(part.dropFirst(5)), "--concurrency", "40", "--sources", sources, "--duration", "20"],
                 environment: ProcessInfo.processInfo.environment, stdin: "/dev/null", stdout: floodOut, stderr: floodOut)
             defer {
@@ -248,7 +248,7 @@ import Testing
     }
 
     /// Once ready, handoffd hands the pages only start-up used back to the kernel (what
-    /// that saves is measured by scripts/bench-local, not here: pages other handoffd
+    /// that saves is measured by scripts/bench/bench-local, not here: pages other handoffd
     /// processes of a parallel test run also map are not reclaimed), then maps back what
     /// serving a request runs with two requests of its own. Everything still works.
     @Test func startupCodeIsHandedBackAndTheDaemonWorksOn() async throws {

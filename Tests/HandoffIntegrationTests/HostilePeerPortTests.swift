@@ -3,12 +3,12 @@ import HandoffCore
 import HandoffTestSupport
 import Testing
 
-/// A stranger on the LAN attacks the peer port (scripts/peer-flood) while the user's own
+/// A stranger on the LAN attacks the peer port (scripts/dev/peer-flood) while the user's own
 /// workstations link, continue and stream: the daemon stays up, its memory stays put,
 /// and its log says what it refused in a few lines. Root only (CI is root).
 extension WorkstationTests {
 @Suite struct HostilePeerPortTests {
-    static var flood: String { TestEnvironment.packageRoot + "/scripts/peer-flood" }
+    static var flood: String { TestEnvironment.packageRoot + "/scripts/dev/peer-flood" }
 
     /// A whole JSON object (handoffctl --json).
     func json(_ text: String) throws -> [String: Any] {

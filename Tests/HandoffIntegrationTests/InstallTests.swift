@@ -119,7 +119,7 @@ import Testing
         let page = TestEnvironment.packageRoot + "/Docs/man/\(program).1"
         let committed = try String(contentsOfFile: page, encoding: .utf8)
         func body(_ page: String) -> [Substring] { page.split(separator: "\n").filter { !$0.hasPrefix(".Dd ") } }
-        #expect(body(fresh.stdout) == body(committed), "Docs/man/\(program).1 is stale: run scripts/man")
+        #expect(body(fresh.stdout) == body(committed), "Docs/man/\(program).1 is stale: run scripts/dev/man")
         // Nothing of the machine that generated it (a home directory) gets into the page.
         #expect(!committed.contains("/root/") && !committed.contains("/home/"), "Docs/man/\(program).1 names a home directory")
         let rendered = try await run("/usr/bin/man", ["-l", page],

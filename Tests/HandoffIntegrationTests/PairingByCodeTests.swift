@@ -171,7 +171,7 @@ extension WorkstationTests {
             try await net.startDaemon("b")
             let address = try await net.address("a"), port = try net.peerPort("a"), attacker = try await net.address("c")
             let flooder = try await net.spawn("c", log: net.directory + "/flood.log", [
-                "python3", TestEnvironment.packageRoot + "/scripts/peer-flood", "flood", address, String(port),
+                "python3", TestEnvironment.packageRoot + "/scripts/dev/peer-flood", "flood", address, String(port),
                 "--junk", "1000", "--oversize", "50", "--idle", "64", "--hold", "30",
             ])
             defer { net.stop(flooder, SIGKILL) }

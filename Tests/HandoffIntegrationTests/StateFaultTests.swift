@@ -194,14 +194,14 @@ struct StateFaultTests {
         let hang: String
     }
 
-    /// Runs `body` with `scripts/slowfs` mounted as the daemon's state directory, then stops
+    /// Runs `body` with `scripts/dev/slowfs` mounted as the daemon's state directory, then stops
     /// the daemon, unmounts and ends slowfs, whatever `body` did.
     func withSlowFS(_ daemon: DaemonProcess, _ body: (SlowFS) async throws -> Void) async throws {
         let fs = SlowFS(process: Process(), backing: daemon.directory + "/backing", stall: daemon.directory + "/stall", fail: daemon.directory + "/fail",
                         hang: daemon.directory + "/hang")
         try FileManager.default.createDirectory(atPath: fs.backing, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
-        fs.process.executableURL = URL(fileURLWithPath: TestEnvironment.packageRoot + "/scripts/slowfs")
+        fs.process.executableURL = URL(fileURLWithPath: TestEnvironment.packageRoot + "/scripts/dev/slowfs")
         fs.process.arguments = [fs.backing, daemon.stateDirectory, fs.stall, fs.fail, fs.hang]
         // Not the test's own output: a slowfs that outlived the test would hold it open.
         fs.process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// The shipped units pass `systemd-analyze --user verify` (scripts/verify-units).
+/// The shipped units pass `systemd-analyze --user verify` (scripts/dev/verify-units).
 @Suite struct SystemdUnitTests {
     @Test func unitsVerify() async throws {
-        let script = TestEnvironment.packageRoot + "/scripts/verify-units"
+        let script = TestEnvironment.packageRoot + "/scripts/dev/verify-units"
         let r = try await CommandLineTool.run("/bin/bash", [script, try TestEnvironment.binary("handoffd")],
                                               environment: ProcessInfo.processInfo.environment)
         #expect(r.status == 0, "\(r)")

@@ -1,4 +1,4 @@
-# Sourced by scripts/test-package, scripts/test-gnome and scripts/bench-package: Debian
+# Sourced by scripts/booted/test-package, scripts/booted/test-gnome and scripts/bench/bench-package: Debian
 # systems (12 unless BOOTED_SUITE says otherwise) booted with systemd as PID 1
 # (systemd-nspawn --boot), each in a network namespace of its own made by `scripts/netns up
 # --bare`, on one bridge. Their avahi-daemons multicast on that bridge only, never on this

@@ -1,5 +1,5 @@
 # Sourced after scripts/lib/booted.sh by the scripts that check booted systems
-# (scripts/test-package, scripts/test-gnome): steps, checks that fail with the systems'
+# (scripts/booted/test-package, scripts/booted/test-gnome): steps, checks that fail with the systems'
 # journals, and pairing two systems by code. The sourcing script sets `keep` (1: leave the
 # systems running at the end, for --keep) and calls `finish` at its end.
 

@@ -1,7 +1,7 @@
 // spawnbench N BIN [ARGS...] [-- BIN [ARGS...]]...: starts each command N times, the
 // commands interleaved round by round (posix_spawn, output to /dev/null, waitpid), and
 // prints per command the median time from spawn to reaped, with the 10th and 90th
-// percentiles. For start-up figures (scripts/bench-startup); never for assertions.
+// percentiles. For start-up figures (scripts/bench/bench-startup); never for assertions.
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -228,7 +228,7 @@ public actor PeerService: Service {
     /// actor, then the task that serves it; none of them ever drops it. (With NIO's async
     /// `bind`, a connection accepted while the daemon stopped was dropped by the
     /// listener's stream, and peers dialling back as their links closed crashed it with
-    /// SIGILL: scripts/bench-scale, swift-nio#2637.)
+    /// SIGILL: scripts/bench/bench-scale, swift-nio#2637.)
     func adopt(_ channel: PeerChannel) async {
         guard accepting else {
             try? await channel.executeThenClose { _, _ in }  // stopping: close it properly

@@ -6,7 +6,7 @@ import Testing
 /// inputs), then over mutants of each input made as libFuzzer makes them. This is what the
 /// suite runs of the fuzzers: the libFuzzer build of every target with AddressSanitizer
 /// costs CI about 11 minutes, which its old 10-second runs (mostly this same corpus)
-/// did not repay. Long runs stay scripts/fuzz's; `scripts/test --sanitize address` runs
+/// did not repay. Long runs stay scripts/dev/fuzz's; `scripts/test --sanitize address` runs
 /// this test under AddressSanitizer.
 struct FuzzCorpusTests {
     static let targets = ["fuzz-json", "fuzz-plist", "fuzz-peer-message", "fuzz-frames", "fuzz-account", "fuzz-kept", "fuzz-local-input", "fuzz-pairing"]
