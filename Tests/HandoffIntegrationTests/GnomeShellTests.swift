@@ -184,6 +184,10 @@ extension WorkstationTests {
             }
             try await desk.setExtension(DesktopSession.extensionUUID, enabled: false)
             try await eventually(15, "doctor to warn again once it is disabled") { try await tray()["status"] as? String == "warning" }
+            // Each doctor above had the agent try the clipboard again (this shell has no
+            // XWayland): its debug log says why there is none once, not once per try.
+            let log = (try? String(contentsOfFile: desk.agentLog, encoding: .utf8)) ?? ""
+            #expect(log.components(separatedBy: "no clipboard to share").count - 1 == 1, "said once per reason")
         }
     }
 

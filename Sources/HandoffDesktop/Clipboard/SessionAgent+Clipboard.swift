@@ -63,8 +63,11 @@ extension SessionAgent {
             } catch { problems.append("\(error)") }
         }
         guard let desktop = opened else {
-            clipboard.problem = problems.isEmpty ? "no graphical display (neither WAYLAND_DISPLAY nor DISPLAY is set)" : problems.joined(separator: "; ")
-            logger.debug("no clipboard to share", metadata: ["why": "\(clipboard.problem!)"])
+            let problem = problems.isEmpty ? "no graphical display (neither WAYLAND_DISPLAY nor DISPLAY is set)" : problems.joined(separator: "; ")
+            // Tried again at every reconcile (each `doctor` and `sources` asks for one): said
+            // once per reason, not once per try.
+            if problem != clipboard.problem { logger.debug("no clipboard to share", metadata: ["why": "\(problem)"]) }
+            clipboard.problem = problem
             return
         }
         clipboard.desktop = desktop
