@@ -210,6 +210,7 @@ extension Daemon {
         let stateFiles: Set<Substring> = [
             Substring(ActivityStore.fileName), Substring(AccountStore.fileName), Substring(AdvertisementKeyStore.fileName),
             Substring(TrustStore.fileName), Substring(DeviceIdentity.keyFile), Substring(DeviceIdentity.certificateFile),
+            Substring(KeptOfferStore.fileName),
         ]
         let restoration = stateDirectory + "/" + RestorationStore.directoryName
         for dir in [stateDirectory, restoration] {

@@ -166,7 +166,8 @@ struct StateFaultTests {
         let fm = FileManager.default
         try fm.createDirectory(atPath: daemon.stateDirectory + "/restoration", withIntermediateDirectories: true)
         let dead = "2147483646"  // above any pid_max: no such process
-        let left = ["activities.json.tmp-\(dead)-3", "trusted-devices.json.tmp-\(dead)", "restoration/org.example.Editor.json.tmp-\(dead)-1"]
+        let left = ["activities.json.tmp-\(dead)-3", "trusted-devices.json.tmp-\(dead)", "kept-offers.json.tmp-\(dead)-2",
+                    "restoration/org.example.Editor.json.tmp-\(dead)-1"]
         let alive = "activities.json.tmp-\(getpid())-9"
         // Not handoffd's: another program's file, though its name looks like one.
         let others = ["notes.tmp-keep", "backup.tmp-2024-01-05", "activities.json.tmp-\(dead)-3-1"]
