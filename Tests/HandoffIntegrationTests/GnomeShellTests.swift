@@ -105,15 +105,10 @@ extension WorkstationTests {
     @Test func theAppIndicatorExtensionShowsTheTrayItemUnlessHandoffsDoes() async throws {
         try await withGnomeShell(enable: []) { net, desk in
             try await eventually(15, "the item to register with GNOME Shell's watcher") { try await desk.trayRegistered() }
-            func shown() async throws -> [String] {
-                (try await desk.shellProbe("panel") as? [[String: Any]] ?? []).filter {
-                    ($0["role"] as? String ?? "").hasPrefix("appindicator-") && $0["visible"] as? Bool == true
-                }.compactMap { $0["name"] as? String }
-            }
-            try await eventually(10, "the item in GNOME Shell's panel") { try await shown() == ["Handoff: nothing to continue"] }
+            try await eventually(10, "the item in GNOME Shell's panel") { try await desk.trayItemsShown() == ["Handoff: nothing to continue"] }
             _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
             let waiting = "Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"
-            try await eventually(10, "the item to say what waits") { try await shown() == [waiting] }
+            try await eventually(10, "the item to say what waits") { try await desk.trayItemsShown() == [waiting] }
             let item = try await desk.probe("item") as? [String: Any]
             #expect((item?["properties"] as? [String: Any])?["IconName"] as? String == "handoff-available")
 
@@ -123,14 +118,14 @@ extension WorkstationTests {
             }
             try await desk.setExtension(DesktopSession.extensionUUID, enabled: true)
             try await eventually(10, "handoff's extension to show the offer") { try await desk.shellMenu().contains("Continue \u{201C}Shopping list\u{201D}") }
-            try await eventually(10, "the tray item to leave GNOME Shell's panel") { try await shown().isEmpty }
+            try await eventually(10, "the tray item to leave GNOME Shell's panel") { try await desk.trayItemsShown().isEmpty }
             #expect(try await status() == "Passive")
             #expect(try await desk.trayRegistered(), "still registered, ready to show again")
             #expect((try await desk.shellProbe("icon") as? [String])?.first == "handoff-available", "the extension's icon says what waits")
 
             // Disabled again: the tray item is back, saying what waits.
             try await desk.setExtension(DesktopSession.extensionUUID, enabled: false)
-            try await eventually(10, "the item back in GNOME Shell's panel") { try await shown() == [waiting] }
+            try await eventually(10, "the item back in GNOME Shell's panel") { try await desk.trayItemsShown() == [waiting] }
             #expect(try await status() == "Active")
             #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
         }
@@ -143,18 +138,13 @@ extension WorkstationTests {
     /// what it says.
     @Test func bothExtensionsFromTheStartShowOneIcon() async throws {
         try await withGnomeShell(preset: [DesktopSession.extensionUUID, DesktopSession.appIndicatorUUID], enable: []) { net, desk in
-            func shown() async throws -> [String] {
-                (try await desk.shellProbe("panel") as? [[String: Any]] ?? []).filter {
-                    ($0["role"] as? String ?? "").hasPrefix("appindicator-") && $0["visible"] as? Bool == true
-                }.compactMap { $0["name"] as? String }
-            }
             _ = try await net.offer(from: "a", to: "b", ["--type", "org.example.editor.edit-note", "--title", "Shopping list"])
             try await eventually(10, "handoff's extension to show the offer") { try await desk.shellMenu().contains("Continue \u{201C}Shopping list\u{201D}") }
             try await eventually(15, "the item to register with GNOME Shell's watcher") { try await desk.trayRegistered() }
-            try await never(within: 2, because: "the tray item must not show beside handoff's extension") { try await !shown().isEmpty }
+            try await never(within: 2, because: "the tray item must not show beside handoff's extension") { try await !desk.trayItemsShown().isEmpty }
             try await desk.setExtension(DesktopSession.extensionUUID, enabled: false)
             try await eventually(10, "the item in GNOME Shell's panel, saying what waits") {
-                try await shown() == ["Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"]
+                try await desk.trayItemsShown() == ["Handoff: Continue \u{201C}Shopping list\u{201D} from ws-a"]
             }
             #expect(desk.gnomeShellErrors.isEmpty, "GNOME Shell logged: \(desk.gnomeShellErrors)")
             // The AppIndicator extension's watcher, back, took the item without a refusal

@@ -158,6 +158,14 @@ extension DesktopSession {
         try await jsonAnswer(Self.shellProbe, args)
     }
 
+    /// The accessible names of the AppIndicator extension's items GNOME Shell's panel shows
+    /// (visible ones only: a passive item stays in the panel, hidden).
+    func trayItemsShown() async throws -> [String] {
+        (try await shellProbe("panel") as? [[String: Any]] ?? []).filter {
+            ($0["role"] as? String ?? "").hasPrefix("appindicator-") && $0["visible"] as? Bool == true
+        }.compactMap { $0["name"] as? String }
+    }
+
     /// The labels of the handoff indicator's menu, depth first, as GNOME Shell draws them.
     func shellMenu() async throws -> [String] {
         (try await shellProbe("menu") as? [[String: Any]] ?? []).compactMap { $0["label"] as? String }
