@@ -94,26 +94,6 @@ public struct Daemon: Sendable {
         await registry.restore()
 
         let maximumActivityBytes = config.maximumActivityBytes
-        var peerSettings = PeerServiceSettings()
-        peerSettings.listenAddress = config.peerListenAddress
-        peerSettings.port = config.peerPort
-        peerSettings.staticPeers = config.staticPeers
-        peerSettings.dnsSDDomains = config.dnsSDDomains
-        peerSettings.advertisementRotationSeconds = config.advertisementRotationSeconds
-        peerSettings.discovery = config.discovery
-        peerSettings.handshakeTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds * 2 / 3)
-        peerSettings.helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)
-        peerSettings.maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
-        peerSettings.maximumStreamsPerPeer = config.maximumStreamsPerPeer
-        peerSettings.clipboard = config.clipboard
-        peerSettings.clipboardLifetimeSeconds = config.clipboardLifetimeSeconds
-        peerSettings.clipboardMaximumFormatBytes = config.clipboardMaximumFormatBytes
-        peerSettings.clipboardMaximumHeldBytes = config.clipboardMaximumHeldBytes
-        peerSettings.terminalTransport = config.terminalTransport
-        peerSettings.terminalSyncedLocal = config.terminalSyncedLocal
-        peerSettings.configuredRoots = config.syncedRoots
-        peerSettings.maximumUnauthenticated = config.peerMaximumUnauthenticated
-        peerSettings.maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
         let streams = StreamBroker(registry: registry, acceptTimeout: .milliseconds(config.streamAcceptTimeoutMilliseconds), timers: timers)
         let agent = SessionAgentBroker(registry: registry, timers: timers)
         let restoration = RestorationStore(stateDirectory: config.stateDirectory, logger: logger)
@@ -123,20 +103,25 @@ public struct Daemon: Sendable {
                               idleTimeout: .seconds(config.historyHelperIdleSeconds), clock: clock, logger: logger)
             : nil
         let avahi = config.discovery ? AvahiDiscovery(browseDomains: config.dnsSDDomains, logger: logger) : nil
+        let peerEvents = PeerEvents()
+        let clipboard = ClipboardService(settings: ClipboardService.Settings(config), own: PeerDevice(id: identity.deviceID.description, name: config.deviceName),
+                                         isSessionOpen: { await registry.isSessionOpen($0) }, events: peerEvents.continuation,
+                                         clock: clock, timers: timers, logger: logger)
         let peers = try PeerService(
             identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
-            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: peerSettings, discovery: avahi, history: history,
+            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: PeerServiceSettings(config),
+            events: peerEvents, clipboard: clipboard, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
-        // Weak: the registry keeps this closure, and the peer service keeps the registry
-        // (a cycle that LeakSanitizer found still alive at exit).
-        await registry.onSessionClosed { [weak restoration, weak streams, weak agent, weak peers] token in
-            Task { await restoration?.sessionEnded(token) }
-            Task { await streams?.sessionClosed(token) }
-            Task { await agent?.sessionClosed(token) }
-            Task { await peers?.sessionClosed(token) }
-        }
-        let router = ControlRouter(registry: registry, peers: peers, streams: streams, agent: agent, history: history, restoration: restoration,
+        let sessionEndings = SessionEndings([
+            ("restoration state", { await restoration.sessionEnded($0) }),
+            ("stream requests", { await streams.sessionClosed($0) }),
+            ("session agent", { await agent.sessionClosed($0) }),
+            ("sleep guard", { await peers.sessionClosed($0) }),
+            ("clipboard", { await clipboard.sessionEnded($0) }),
+        ])
+        await registry.onSessionClosed(sessionEndings.ended)
+        let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, restart: restart, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
@@ -167,6 +152,8 @@ public struct Daemon: Sendable {
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server),
+            .init(service: sessionEndings),
+            .init(service: clipboard),
             .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),
             .init(service: LifetimeService("continuation streams", stop: { await streams.shutdown() })),
         ]

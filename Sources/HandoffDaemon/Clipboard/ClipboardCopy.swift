@@ -10,8 +10,8 @@ import NIOCore
 /// copied unless the app's `end` came.
 enum ClipboardCopy {
     static func run(type: String, inbound: NIOAsyncChannelInboundStream<StreamFrame>, outbound: NIOAsyncChannelOutboundWriter<StreamFrame>,
-                    channel: Channel, peers: PeerService) async {
-        let cap = peers.settings.clipboardMaximumHeldBytes
+                    channel: Channel, clipboard: ClipboardService) async {
+        let cap = clipboard.settings.maximumHeldBytes
         var bytes: [UInt8] = []
         var ended = false
         do {
@@ -41,7 +41,7 @@ enum ClipboardCopy {
         }
         guard ended else { return }  // closed before its end: an abort, nothing copied
         do {
-            let record = try await peers.copyHeld(bytes, type: type)
+            let record = try await clipboard.copyHeld(bytes, type: type)
             try await outbound.write(.data(ByteBuffer(bytes: record.json.serializedBytes())))
             try await channel.writeAndFlush(StreamFrame.end).get()
             // Until the app has read it and closed (at most 2 s).

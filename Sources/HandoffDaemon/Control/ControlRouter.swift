@@ -8,6 +8,7 @@ import NIOPosix
 struct ControlRouter: Sendable {
     let registry: ActivityRegistry
     let peers: PeerService
+    let clipboard: ClipboardService
     let streams: StreamBroker
     let agent: SessionAgentBroker
     let history: ActivityHistory?
@@ -184,16 +185,16 @@ struct ControlRouter: Sendable {
                 }
                 return .ok(Acknowledgement.answered(sources: id).json)
             case .clipboard:
-                return .ok(ClipboardRecord.newestJSON(await peers.clipboardRecord()))
+                return .ok(ClipboardRecord.newestJSON(await clipboard.record()))
             case .announceClipboard:
                 let body = try AnnounceClipboardRequest(body: try request.jsonObject())
                 guard let session = body.session ?? request.headers.first(name: ControlEndpoint.sessionHeader) else {
                     throw HandoffError.badRequest("name the event session that serves the copy's bytes: \"session\" in the body or the \(ControlEndpoint.sessionHeader) header (or copy bytes with POST /v1/clipboard/copy)")
                 }
-                return .created(try await peers.announceClipboard(body.formats, session: session).json)
+                return .created(try await clipboard.announce(body.formats, session: session).json)
             case .withdrawClipboard:
                 let body = try WithdrawClipboardRequest(body: try request.jsonObject())
-                return .ok(ClipboardRecord.newestJSON(await peers.withdrawClipboard(body.id)))
+                return .ok(ClipboardRecord.newestJSON(await clipboard.withdraw(body.id)))
             case .openStream, .acceptStream, .pasteClipboard, .copyToClipboard:
                 // Well-formed requests with `Upgrade: handoff-stream` never get here.
                 if let upgrade = request.headers.first(name: UpgradeRequestFilter.refusedHeader), upgrade.lowercased() == ControlEndpoint.streamProtocol {

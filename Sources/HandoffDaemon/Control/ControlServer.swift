@@ -205,7 +205,7 @@ public final class ControlServer: Service, Sendable {
             }
             finished.succeed()
         case .copy(let type):
-            await ClipboardCopy.run(type: type, inbound: inbound, outbound: outbound, channel: channel, peers: router.peers)
+            await ClipboardCopy.run(type: type, inbound: inbound, outbound: outbound, channel: channel, clipboard: router.clipboard)
             finished.succeed()
         }
         try await finished.futureResult.get()

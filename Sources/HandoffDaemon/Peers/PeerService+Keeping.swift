@@ -319,7 +319,6 @@ extension PeerService {
     /// An event session ended: if its agent guarded sleep, nobody does now.
     func sessionClosed(_ token: String) {
         if case .guarded(let s) = sleepGuard, s == token { sleepGuard = .unknown }
-        clipboardSessionEnded(token)
     }
 }
 

@@ -133,7 +133,7 @@ extension PeerService {
             throw PeerProtocolError(code: code, message: message)
         case .subscribe:
             perform(book.subscribe(link))
-            sendClipboard(to: link)
+            await clipboard.subscribed(link)
         case .recordOffer(let summary):
             perform(book.received(summary, from: link))
             if let summary, let history { history.note(summary, device: link.device, local: false) }
@@ -172,7 +172,7 @@ extension PeerService {
         case .takeKept(let items):
             try takeKept(items, from: link)
         case .recordClipboard(let offer):
-            heardClipboard(offer, from: link)
+            await clipboard.heard(offer, from: link)
         case .forgetHistory(let ids):
             forgetHistory(of: link, ids)
         case .peerClosing(let code, let message):
@@ -182,7 +182,7 @@ extension PeerService {
     }
 
     /// Registers a new link (`PeerBook.attach`); false when `link` is the one to drop.
-    func attach(_ link: PeerLink, service: ServiceKey?) -> Bool {
+    func attach(_ link: PeerLink, service: ServiceKey?) async -> Bool {
         guard !asleep else { return false }  // about to sleep: see `sleep(_:session:)`
         // Trust may have been withdrawn while this connection was saying hello.
         let trusted = trust.isTrusted(link.deviceID)
@@ -191,16 +191,17 @@ extension PeerService {
         logger.info("peer connected", metadata: ["peer": "\(link.deviceName)", "id": "\(link.deviceID.shortID)", "address": "\(link.remoteAddress)"])
         perform(actions)
         updateWatches()
+        await clipboard.linkUp(link)
         return true
     }
 
     /// The link's connection ended: its offer goes, and its instance may be dialled again.
-    func detach(_ link: PeerLink) {
+    func detach(_ link: PeerLink) async {
         let actions = book.detach(link, at: clock.now())
         guard !actions.isEmpty else { return }  // replaced by a newer link
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
         perform(actions)
-        clipboardLinkEnded(link)
+        await clipboard.linkDown(link)
         // What a member keeps for it stands in for its live offer now.
         if let k = keptOffers(at: clock.now()).first(where: { $0.item.origin == link.deviceID }) {
             peerEvents.yield(.peerOffer(k.device, ActivitySummary(k.activity, payloadSize: k.item.payload.count)))

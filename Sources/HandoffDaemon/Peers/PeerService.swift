@@ -76,9 +76,8 @@ public actor PeerService: Service {
     var kept: KeptOffers
     let keptStore: KeptOfferStore
     var keptExpiryTimer: ScheduledTimer?
-    /// The account's newest copy (`ClipboardTable`), and the timer of its end.
-    var clipboard: ClipboardTable
-    var clipboardTimer: ScheduledTimer?
+    /// The account's newest copy (a service of its own, told of links as they come and go).
+    let clipboard: ClipboardService
     /// Whether the session agent holds logind's delay lock (for doctor).
     var sleepGuard = SleepGuard.unknown
     /// Between `prepare` and the wake-up: no link is taken, and the TLS handshake of
@@ -96,10 +95,7 @@ public actor PeerService: Service {
     let accountStore: AccountStore
     let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
-    /// Peer events for the control API, broadcast by one task in the order they happened. A
-    /// task per event could deliver a link's `peer-disconnected` after the `peer-connected`
-    /// of the link replacing it, and a client would then think the peer gone for good
-    /// (bench-scale: "w14 lacks 1 after 60 s" while GET /v1/peers listed it).
+    /// Peer events for the control API, in the order they happened (`PeerEvents`).
     let peerEvents: AsyncStream<ControlEvent>.Continuation
     private let peerEventStream: AsyncStream<ControlEvent>
 
@@ -113,7 +109,8 @@ public actor PeerService: Service {
     }
 
     init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
-                limits: ActivityLimits, settings: PeerServiceSettings, discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
+                limits: ActivityLimits, settings: PeerServiceSettings, events: PeerEvents, clipboard: ClipboardService,
+                discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
                 restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock(),
                 timers: (any Timers)? = nil) throws {
         self.clock = clock
@@ -138,7 +135,7 @@ public actor PeerService: Service {
                                                     maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds,
                                                     untrustedRetry: settings.untrustedRetry.nanoseconds))
         book = PeerBook(maximumStreamsPerPeer: settings.maximumStreamsPerPeer)
-        clipboard = ClipboardTable(lifetimeSeconds: settings.clipboardLifetimeSeconds, maximumFormatBytes: settings.clipboardMaximumFormatBytes)
+        self.clipboard = clipboard
         self.accountStore = accountStore
         keptStore = KeptOfferStore(stateDirectory: accountStore.stateDirectory)
         kept = KeptOffers(own: identity.deviceID)
@@ -151,7 +148,7 @@ public actor PeerService: Service {
         }
         rotation = AdvertisementRotation(keys: keys, periodSeconds: settings.advertisementRotationSeconds)
         (workStream, work) = AsyncStream.makeStream(of: Work.self)
-        (peerEventStream, peerEvents) = AsyncStream.makeStream(of: ControlEvent.self)
+        (peerEventStream, peerEvents) = (events.stream, events.continuation)
     }
 
     // MARK: - Running

@@ -49,14 +49,6 @@ public struct PeerServiceSettings: Sendable {
     /// Continuation streams with one peer at once, each way (they count against the
     /// connection caps too).
     public var maximumStreamsPerPeer = 8
-    /// Copies announced to the account and taken from it (`clipboard =`).
-    public var clipboard = true
-    /// How long a copy may be pasted on another workstation.
-    public var clipboardLifetimeSeconds: Int64 = 600
-    /// A format larger than this is neither announced nor taken (`clipboard-max-bytes`).
-    public var clipboardMaximumFormatBytes: Int64 = 64 << 20
-    /// Bytes handoffd keeps itself for `handoffctl copy` (`clipboard-held-max-bytes`).
-    public var clipboardMaximumHeldBytes = 16 << 20
     /// How terminals continued here connect, and whether a synced folder opens locally.
     public var terminalTransport = TerminalContinuation.Transport.ssh
     public var terminalSyncedLocal = true
@@ -64,6 +56,26 @@ public struct PeerServiceSettings: Sendable {
     public var configuredRoots: [(name: String, path: String)] = []
 
     public init() {}
+
+    /// As the configuration says (the handshake's deadline split two to one between TLS
+    /// and the hello; frames room for an activity at the cap, twice, and its envelope).
+    init(_ config: DaemonConfiguration) {
+        listenAddress = config.peerListenAddress
+        port = config.peerPort
+        staticPeers = config.staticPeers
+        dnsSDDomains = config.dnsSDDomains
+        advertisementRotationSeconds = config.advertisementRotationSeconds
+        discovery = config.discovery
+        handshakeTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds * 2 / 3)
+        helloTimeout = .milliseconds(config.peerHandshakeTimeoutMilliseconds / 3)
+        maximumFrameBytes = max(1 << 20, config.maximumActivityBytes * 2 + 4096)
+        maximumStreamsPerPeer = config.maximumStreamsPerPeer
+        terminalTransport = config.terminalTransport
+        terminalSyncedLocal = config.terminalSyncedLocal
+        configuredRoots = config.syncedRoots
+        maximumUnauthenticated = config.peerMaximumUnauthenticated
+        maximumUnauthenticatedPerAddress = config.peerMaximumUnauthenticatedPerAddress
+    }
 
     var admissionLimits: PeerAdmission.Limits {
         PeerAdmission.Limits(perSource: maximumUnauthenticatedPerAddress, unauthenticated: maximumUnauthenticated,
