@@ -107,11 +107,17 @@ public struct Daemon: Sendable {
         let clipboard = ClipboardService(settings: ClipboardService.Settings(config), own: PeerDevice(id: identity.deviceID.description, name: config.deviceName),
                                          isSessionOpen: { await registry.isSessionOpen($0) }, events: peerEvents.continuation,
                                          clock: clock, timers: timers, logger: logger)
+        let trust = TrustStore(stateDirectory: config.stateDirectory, logger: logger)
+        let peerSettings = PeerServiceSettings(config)
+        let limits = ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes)
+        let keeping = KeepingService(identity: identity, registry: registry, restoration: restoration, trust: trust, limits: limits,
+                                     maximumFrameBytes: peerSettings.maximumFrameBytes, store: KeptOfferStore(stateDirectory: config.stateDirectory),
+                                     events: peerEvents.continuation, clock: clock, timers: timers, logger: logger)
         let peers = try PeerService(
-            identity: identity, trust: TrustStore(stateDirectory: config.stateDirectory, logger: logger),
+            identity: identity, trust: trust,
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
-            limits: ActivityLimits(maximumEncodedBytes: config.maximumActivityBytes), settings: PeerServiceSettings(config),
-            events: peerEvents, clipboard: clipboard, discovery: avahi, history: history,
+            limits: limits, settings: peerSettings,
+            events: peerEvents, clipboard: clipboard, keeping: keeping, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
         let sessionEndings = SessionEndings([
             ("restoration state", { await restoration.sessionEnded($0) }),
@@ -154,6 +160,7 @@ public struct Daemon: Sendable {
             .init(service: server),
             .init(service: sessionEndings),
             .init(service: clipboard),
+            .init(service: keeping),
             .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),
             .init(service: LifetimeService("continuation streams", stop: { await streams.shutdown() })),
         ]

@@ -30,10 +30,6 @@ final class PeerLink: BookedLink {
     private let timers: any Timers
     private let fetches = NIOLockedValueBox(FetchRequests<Waiter>())
     private let finishing = NIOLockedValueBox(false)
-    private let keptIndexSeen = NIOLockedValueBox(false)
-
-    /// True the first time only: one `keptIndex` per link is answered.
-    func firstKeptIndex() -> Bool { keptIndexSeen.withLockedValue { seen in defer { seen = true }; return !seen } }
 
     /// A fetch we sent: the task waiting for its answer, and its timeout.
     private struct Waiter {

@@ -18,7 +18,7 @@ extension PeerService {
         }
         Self.sendAccount(account.statements, to: link)
         if let key = rotation.keys.first { link.send(.advertisementKey(generation: key.generation, key: key.key)) }
-        sendKeptIndex(to: link)
+        await keeping.linkUp(link)
     }
 
     /// Members converge on the greatest key; a new one means a new advertisement now.
@@ -100,7 +100,7 @@ extension PeerService {
                 link.closeWhenSent()
                 _ = timers.schedule(in: .seconds(2)) { link.close() }
             }
-            forgetKept(r.id)
+            await keeping.left(r.id)
             logger.info("removed from the account: no longer trusted", metadata: ["name": "\(r.name)", "id": "\(r.id.shortID)"])
         }
     }

@@ -52,12 +52,12 @@ extension PeerService {
         return out.sorted()
     }
 
-    func offers() -> [Offer] {
+    func offers() async -> [Offer] {
         let now = clock.now()
         let live = book.offers(at: now).map { link, offer in
             Offer(device: link.device, activity: offer, ageSeconds: Double(offer.updatedAt.nanoseconds(until: now)) / 1e9)
         }
-        let kept = keptOffers(at: now).map { k in
+        let kept = await keeping.offers(except: Set(links.keys)).map { k in
             Offer(device: k.device, activity: ActivitySummary(k.activity, payloadSize: k.item.payload.count),
                   ageSeconds: Double(k.activity.updatedAt.nanoseconds(until: now)) / 1e9, kept: true, stale: k.item.stale)
         }
@@ -129,7 +129,7 @@ extension PeerService {
                 OfferChoice.Candidate(peer: OfferSource.live(link), offer: $0, matchesFrom: from.map { matches(deviceID, name: link.deviceName, $0) } ?? true)
             }
         }
-        for k in keptOffers(at: now) {
+        for k in await keeping.offers(except: Set(links.keys)) {
             let summary = ActivitySummary(k.activity, payloadSize: k.item.payload.count)
             candidates.append(.init(peer: .kept(k.item, device: k.device), offer: summary,
                                     matchesFrom: from.map { matches(k.item.origin, name: k.device.name, $0) } ?? true))

@@ -168,9 +168,10 @@ extension PeerService {
         case .considerKey(let generation, let key):
             heardAdvertisementKey(AdvertisementKey(generation: generation, key: key), from: link)
         case .compareKept(let entries):
-            compareKept(entries, from: link)
+            await keeping.compare(entries, from: link)
         case .takeKept(let items):
-            try takeKept(items, from: link)
+            let account = self.account
+            try await keeping.take(items, from: link) { account.memberKey($0) }
         case .recordClipboard(let offer):
             await clipboard.heard(offer, from: link)
         case .forgetHistory(let ids):
@@ -203,9 +204,7 @@ extension PeerService {
         perform(actions)
         await clipboard.linkDown(link)
         // What a member keeps for it stands in for its live offer now.
-        if let k = keptOffers(at: clock.now()).first(where: { $0.item.origin == link.deviceID }) {
-            peerEvents.yield(.peerOffer(k.device, ActivitySummary(k.activity, payloadSize: k.item.payload.count)))
-        }
+        await keeping.linkDown(link)
         perform(dialBook.unlinked(link.deviceID, wasAt: Self.lastLinkService(link), dialFacts, at: clock.now()))
         updateWatches()
     }

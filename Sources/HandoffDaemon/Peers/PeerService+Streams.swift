@@ -36,7 +36,7 @@ extension PeerService {
         guard let link = await originLink(for: id) else {
             // Continued from what was kept for a workstation that sleeps: its streams wait for it.
             if let origin = await book.continuedOrigin(of: id) {
-                let name = await keptDevice(origin).name
+                let name = await keeping.device(origin).name
                 await tell(app, StreamFailure("origin_unreachable", "continuation streams come from the workstation the activity was offered on (\(name.isEmpty ? origin.shortID : name)), which is not connected: wake it, then try again"))
                 return
             }

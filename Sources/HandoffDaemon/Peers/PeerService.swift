@@ -72,10 +72,8 @@ public actor PeerService: Service {
     var hintTimer: ScheduledTimer?
     /// This host's addresses and routes, kept current by `NetworkWatch`.
     var network = NetworkWatch.snapshot()
-    /// Offers kept for members that sleep, and what this device issued (`KeptOffers`).
-    var kept: KeptOffers
-    let keptStore: KeptOfferStore
-    var keptExpiryTimer: ScheduledTimer?
+    /// Offers kept for members that sleep, and what this device issued (a service of its own).
+    let keeping: KeepingService
     /// The account's newest copy (a service of its own, told of links as they come and go).
     let clipboard: ClipboardService
     /// Whether the session agent holds logind's delay lock (for doctor).
@@ -109,7 +107,7 @@ public actor PeerService: Service {
     }
 
     init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
-                limits: ActivityLimits, settings: PeerServiceSettings, events: PeerEvents, clipboard: ClipboardService,
+                limits: ActivityLimits, settings: PeerServiceSettings, events: PeerEvents, clipboard: ClipboardService, keeping: KeepingService,
                 discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
                 restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock(),
                 timers: (any Timers)? = nil) throws {
@@ -137,8 +135,7 @@ public actor PeerService: Service {
         book = PeerBook(maximumStreamsPerPeer: settings.maximumStreamsPerPeer)
         self.clipboard = clipboard
         self.accountStore = accountStore
-        keptStore = KeptOfferStore(stateDirectory: accountStore.stateDirectory)
-        kept = KeptOffers(own: identity.deviceID)
+        self.keeping = keeping
         account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
         _ = account.merge(accountStore.load(logger: logger))
         var keys = accountStore.keys.load(logger: logger)
@@ -162,7 +159,8 @@ public actor PeerService: Service {
         if avahi != nil { rotateAdvertisement() }
         for peer in settings.staticPeers { addStaticPeer(peer) }
         await reconcileTrust()
-        loadKept()
+        let account = self.account
+        await keeping.load { account.memberKey($0) }
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
         let workStream = self.workStream
         let peerEventStream = self.peerEventStream
@@ -248,7 +246,6 @@ public actor PeerService: Service {
     private func stop() async {
         rotationTimer?.cancel()
         hintTimer?.cancel()
-        keptExpiryTimer?.cancel()
         perform(book.closeAll())
         accepting = false
         work.finish()
@@ -348,10 +345,10 @@ public actor PeerService: Service {
 
     // MARK: - Our offer
 
-    private func offerChanged(_ offered: OfferedActivity?) {
+    private func offerChanged(_ offered: OfferedActivity?) async {
         let offer = offered?.summary
         perform(book.offerChanged(offered))
-        withdrawKeptOffer(unless: offer)
+        await keeping.ourOfferChanged(to: offer)
         if let offer, let history { history.note(offer, device: PeerDevice(id: identity.deviceID.description, name: deviceName), local: true) }
         // The first value is the offer at start, which the start's advertisement (a fresh
         // hint) covers already: a TXT update now would only add an announcement while the
