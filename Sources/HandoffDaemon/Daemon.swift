@@ -113,11 +113,12 @@ public struct Daemon: Sendable {
         let keeping = KeepingService(identity: identity, registry: registry, restoration: restoration, trust: trust, limits: limits,
                                      maximumFrameBytes: peerSettings.maximumFrameBytes, store: KeptOfferStore(stateDirectory: config.stateDirectory),
                                      events: peerEvents.continuation, clock: clock, timers: timers, logger: logger)
+        let accounts = AccountService(identity: identity, store: AccountStore(stateDirectory: config.stateDirectory), trust: trust, clock: clock, logger: logger)
         let peers = try PeerService(
             identity: identity, trust: trust,
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: limits, settings: peerSettings,
-            events: peerEvents, clipboard: clipboard, keeping: keeping, discovery: avahi, history: history,
+            events: peerEvents, accounts: accounts, clipboard: clipboard, keeping: keeping, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
         let sessionEndings = SessionEndings([
             ("restoration state", { await restoration.sessionEnded($0) }),
@@ -159,6 +160,7 @@ public struct Daemon: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server),
             .init(service: sessionEndings),
+            .init(service: accounts),
             .init(service: clipboard),
             .init(service: keeping),
             .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),

@@ -51,7 +51,8 @@ struct PeerLinkLayerTests {
             peers = try PeerService(identity: identity, trust: trust, accountStore: AccountStore(stateDirectory: directory), registry: registry,
                                     streams: StreamBroker(registry: registry, acceptTimeout: .seconds(10), timers: time),
                                     agent: SessionAgentBroker(registry: registry, timers: time), deviceName: name, limits: limits, settings: settings,
-                                    events: events, clipboard: clipboard, keeping: keeping, group: MultiThreadedEventLoopGroup.singleton,
+                                    events: events, accounts: AccountService(identity: identity, store: AccountStore(stateDirectory: directory), trust: trust, clock: time, logger: logger),
+                                    clipboard: clipboard, keeping: keeping, group: MultiThreadedEventLoopGroup.singleton,
                                     logger: logger, clock: time, timers: time)
         }
     }

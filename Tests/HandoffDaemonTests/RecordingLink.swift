@@ -13,8 +13,12 @@ final class RecordingLink: LinkEnd, @unchecked Sendable {
     private let lock = NIOLock()
     private var messages: [PeerMessage] = []
 
-    init(_ byte: UInt8, name: String = "peer", version: UInt16 = PeerHello.currentVersion) {
-        deviceID = DeviceID(bytes: Array(repeating: byte, count: 32))
+    convenience init(_ byte: UInt8, name: String = "peer", version: UInt16 = PeerHello.currentVersion) {
+        self.init(Array(repeating: byte, count: 32), name: name, version: version)
+    }
+
+    init(_ bytes: [UInt8], name: String, version: UInt16 = PeerHello.currentVersion) {
+        deviceID = DeviceID(bytes: bytes)
         deviceName = name
         self.version = version
     }

@@ -12,7 +12,7 @@ import Glibc
 /// the interfaces mDNS would use, each trusted workstation and why it is not linked,
 /// clocks, identity and state files.
 extension PeerService {
-    func diagnostics(stateDirectory: String) -> [DiagnosticCheck] {
+    func diagnostics(stateDirectory: String) async -> [DiagnosticCheck] {
         var checks: [DiagnosticCheck] = []
         let now = clock.now()
         // The key must be the certificate's, or every handshake fails.
@@ -25,7 +25,7 @@ extension PeerService {
                                 fix: "your other workstations trusted the old identity: on one of them, remove the old device (handoffctl devices remove OLD-ID), then pair this one again (handoffctl pair)")
             } ?? DiagnosticCheck("identity", .ok, "Device identity", "this workstation is \(identity.deviceID) (\(deviceName)); its key matches its certificate"))
         let own = identity.deviceID
-        if let removal = accountDevices().removed.first(where: { $0.id == own.description }) {
+        if let removal = await accountDevices().removed.first(where: { $0.id == own.description }) {
             let by = removal.removedBy.map { " by \($0.name.nonEmpty ?? String($0.id.prefix(7)))" } ?? ""
             let when = removal.removedAt.map { " on \($0.rfc3339.prefix(10))" } ?? ""
             checks.append(DiagnosticCheck("account", .failed, "Account",

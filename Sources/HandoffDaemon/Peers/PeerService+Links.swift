@@ -164,7 +164,7 @@ extension PeerService {
         case .noteContinued(let id):
             await registry.noteContinued(id, by: link.device)
         case .mergeAccount(let statements):
-            await heardAccount(statements, from: link)
+            await perform(await accounts.heard(statements, from: link))
         case .considerKey(let generation, let key):
             heardAdvertisementKey(AdvertisementKey(generation: generation, key: key), from: link)
         case .compareKept(let entries):
@@ -203,6 +203,7 @@ extension PeerService {
         logger.info("peer disconnected", metadata: ["peer": "\(link.deviceName)"])
         perform(actions)
         await clipboard.linkDown(link)
+        await accounts.linkDown(link)
         // What a member keeps for it stands in for its live offer now.
         await keeping.linkDown(link)
         perform(dialBook.unlinked(link.deviceID, wasAt: Self.lastLinkService(link), dialFacts, at: clock.now()))

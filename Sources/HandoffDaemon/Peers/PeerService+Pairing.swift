@@ -331,7 +331,7 @@ extension PeerService {
             return
         }
         if let connection, connection.certificate.count <= AccountStatement.maximumCertificate {
-            await StateWriter.$requestTickets.withValue(saved) { await addToAccount(a.peer, name: a.name, certificate: connection.certificate) }
+            await StateWriter.$requestTickets.withValue(saved) { await perform(await accounts.add(a.peer, name: a.name, certificate: connection.certificate)) }
         }
         if let failure = await StateWriter.shared.settle(saved.all) {
             // Rewritten when the disk allows (StateWriter); the doctor reports it meanwhile.

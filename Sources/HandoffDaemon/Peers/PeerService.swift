@@ -88,8 +88,8 @@ public actor PeerService: Service {
     /// Counts sleeps and wake-ups: a `prepare` that awaited across a wake-up can tell.
     var sleepEpoch: UInt64 = 0
     var asleepTimer: ScheduledTimer?
-    /// The account of devices (membership log), kept in `account.json`.
-    var account: AccountLog
+    /// The account of devices (a service of its own; `account` reads it as it stands).
+    let accounts: AccountService
     let accountStore: AccountStore
     let work: AsyncStream<Work>.Continuation
     private let workStream: AsyncStream<Work>
@@ -107,7 +107,7 @@ public actor PeerService: Service {
     }
 
     init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
-                limits: ActivityLimits, settings: PeerServiceSettings, events: PeerEvents, clipboard: ClipboardService, keeping: KeepingService,
+                limits: ActivityLimits, settings: PeerServiceSettings, events: PeerEvents, accounts: AccountService, clipboard: ClipboardService, keeping: KeepingService,
                 discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
                 restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock(),
                 timers: (any Timers)? = nil) throws {
@@ -136,8 +136,7 @@ public actor PeerService: Service {
         self.clipboard = clipboard
         self.accountStore = accountStore
         self.keeping = keeping
-        account = AccountLog(own: identity.deviceID, ownCertificate: identity.certificateDER)
-        _ = account.merge(accountStore.load(logger: logger))
+        self.accounts = accounts
         var keys = accountStore.keys.load(logger: logger)
         if keys.isEmpty {
             keys = [AdvertisementKey.random(generation: 1)]
@@ -158,7 +157,7 @@ public actor PeerService: Service {
         // after this service has stopped).
         if avahi != nil { rotateAdvertisement() }
         for peer in settings.staticPeers { addStaticPeer(peer) }
-        await reconcileTrust()
+        await perform(await accounts.reconcileTrust())
         let account = self.account
         await keeping.load { account.memberKey($0) }
         for entry in trust.all { if let address = entry.address { addStaticPeer(address) } }
