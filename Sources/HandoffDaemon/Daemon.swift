@@ -114,11 +114,16 @@ public struct Daemon: Sendable {
                                      maximumFrameBytes: peerSettings.maximumFrameBytes, store: KeptOfferStore(stateDirectory: config.stateDirectory),
                                      events: peerEvents.continuation, clock: clock, timers: timers, logger: logger)
         let accounts = AccountService(identity: identity, store: AccountStore(stateDirectory: config.stateDirectory), trust: trust, clock: clock, logger: logger)
+        let tls = try PeerTLS(identity: identity)
+        let dialer = PeerDialer(tls: tls, own: identity.deviceID, settings: peerSettings)
+        let peerStreams = PeerStreamService(own: identity.deviceID, deviceName: config.deviceName, trust: trust, registry: registry, broker: streams,
+                                            clipboard: clipboard, keeping: keeping, dialer: dialer, maximumStreamsPerPeer: peerSettings.maximumStreamsPerPeer,
+                                            logger: logger)
         let peers = try PeerService(
             identity: identity, trust: trust,
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: limits, settings: peerSettings,
-            events: peerEvents, accounts: accounts, clipboard: clipboard, keeping: keeping, discovery: avahi, history: history,
+            tls: tls, dialer: dialer, events: peerEvents, accounts: accounts, clipboard: clipboard, keeping: keeping, peerStreams: peerStreams, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
         let sessionEndings = SessionEndings([
             ("restoration state", { await restoration.sessionEnded($0) }),
@@ -128,7 +133,7 @@ public struct Daemon: Sendable {
             ("clipboard", { await clipboard.sessionEnded($0) }),
         ])
         await registry.onSessionClosed(sessionEndings.ended)
-        let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, streams: streams, agent: agent, history: history, restoration: restoration,
+        let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, peerStreams: peerStreams, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, restart: restart, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
@@ -163,6 +168,7 @@ public struct Daemon: Sendable {
             .init(service: accounts),
             .init(service: clipboard),
             .init(service: keeping),
+            .init(service: peerStreams),
             .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),
             .init(service: LifetimeService("continuation streams", stop: { await streams.shutdown() })),
         ]

@@ -45,7 +45,7 @@ struct PeerBookTests {
     }
 
     @Test func aLinkIsAttachedSubscribedAndAnnouncedOnce() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let link = Link(Self.peer, dialledBy: Self.us)
         #expect(Self.describe(book.attach(link, trusted: true, trustedName: "Desk", at: Self.t0))
                 == ["send desk@10.0.0.2 subscribe", "emit connected desk"])
@@ -63,19 +63,19 @@ struct PeerBookTests {
 
     @Test func ofTwoLinksDialledFromOppositeEndsBothSidesKeepTheSmallerIDs() {
         // us (5…) < peer (7…): the link we dialled stays, whichever came first.
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let ours = Link(Self.peer, dialledBy: Self.us), theirs = Link(Self.peer, dialledBy: Self.peer, address: "10.0.0.9")
         #expect(book.attach(ours, trusted: true, trustedName: nil, at: Self.t0) != nil)
         #expect(book.attach(theirs, trusted: true, trustedName: nil, at: Self.at(1)) == nil, "theirs is dropped")
         #expect(book.isCurrent(ours))
-        var other = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var other = PeerBook<Link>()
         #expect(other.attach(theirs, trusted: true, trustedName: nil, at: Self.t0) != nil)
         #expect(Self.describe(other.attach(ours, trusted: true, trustedName: nil, at: Self.at(1)))
                 == ["close desk@10.0.0.9", "send desk@10.0.0.2 subscribe"])
     }
 
     @Test func aLinkWhoseTrustWasWithdrawnDuringItsHelloIsDropped() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let link = Link(Self.peer, dialledBy: Self.us)
         #expect(book.attach(link, trusted: false, trustedName: nil, at: Self.t0) == nil)
         #expect(book.links.isEmpty && book.devices.isEmpty)
@@ -85,7 +85,7 @@ struct PeerBookTests {
     }
 
     @Test func offersGoToSubscribersAndComeFromCurrentLinksOnly() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let desk = Link(Self.peer, dialledBy: Self.us), laptop = Link(Self.other, name: "laptop", dialledBy: Self.us, address: "10.0.0.8")
         _ = book.attach(desk, trusted: true, trustedName: nil, at: Self.t0)
         _ = book.attach(laptop, trusted: true, trustedName: nil, at: Self.t0)
@@ -105,7 +105,7 @@ struct PeerBookTests {
     }
 
     @Test func anOfferForOneWorkstationReachesItAlone() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let desk = Link(Self.peer, dialledBy: Self.us), laptop = Link(Self.other, name: "laptop", dialledBy: Self.us, address: "10.0.0.8")
         for l in [desk, laptop] {
             _ = book.attach(l, trusted: true, trustedName: nil, at: Self.t0)
@@ -120,7 +120,7 @@ struct PeerBookTests {
     }
 
     @Test func anExpiredOfferIsNotListed() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let desk = Link(Self.peer, dialledBy: Self.us)
         _ = book.attach(desk, trusted: true, trustedName: nil, at: Self.t0)
         _ = book.received(Self.offer("brief", expires: Self.at(10)), from: desk)
@@ -129,7 +129,7 @@ struct PeerBookTests {
     }
 
     @Test func onlyTheLatestStrangersAreRemembered() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let desk = Link(Self.peer, dialledBy: Self.us)
         _ = book.attach(desk, trusted: true, trustedName: nil, at: Self.t0)
         let strangers = (0..<200).map { i in DeviceID(bytes: [UInt8(i)] + Array(repeating: 1, count: 31)) }
@@ -145,7 +145,7 @@ struct PeerBookTests {
     }
 
     @Test func streamsAreAskedOfTheWorkstationAnActivityCameFrom() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 4)
+        var book = PeerBook<Link>()
         let desk = Link(Self.peer, dialledBy: Self.us), laptop = Link(Self.other, name: "laptop", dialledBy: Self.us)
         _ = book.attach(desk, trusted: true, trustedName: nil, at: Self.t0)
         _ = book.attach(laptop, trusted: true, trustedName: nil, at: Self.t0)
@@ -160,23 +160,6 @@ struct PeerBookTests {
         let ids = (0..<100).map { _ in ActivityID.random() }
         for id in ids { book.continued(id, from: Self.other) }
         #expect(book.origin(of: ids[99]) === laptop && book.origin(of: ids[0]) == nil)
-    }
-
-    @Test func eachPeerHasItsShareOfStreamsEachWay() {
-        var book = PeerBook<Link>(maximumStreamsPerPeer: 2)
-        var opened: [Bool] = []
-        func begin(_ peer: DeviceID, outgoing: Bool) { opened.append(book.beginStream(peer, outgoing: outgoing)) }
-        begin(Self.peer, outgoing: true); begin(Self.peer, outgoing: true)
-        begin(Self.peer, outgoing: true)  // outgoing share used up
-        begin(Self.peer, outgoing: false)  // incoming counted apart
-        begin(Self.other, outgoing: true)  // and each peer apart
-        book.endStream(Self.peer, outgoing: true)
-        begin(Self.peer, outgoing: true)
-        #expect(opened == [true, true, false, true, true, true])
-        book.endStream(Self.peer, outgoing: true); book.endStream(Self.peer, outgoing: true); book.endStream(Self.peer, outgoing: false)
-        #expect(book.streams(with: Self.peer) == (0, 0))
-        book.endStream(Self.peer, outgoing: true)
-        #expect(book.streams(with: Self.peer) == (0, 0), "an end without a beginning changes nothing")
     }
 }
 
@@ -203,5 +186,29 @@ struct FetchRequestsTests {
         #expect(fetches.answering == 1)
         fetches.endAnswering(); fetches.endAnswering()
         #expect(fetches.answering == 0)
+    }
+}
+
+/// Each peer's share of continuation streams, each way.
+@Suite("Stream shares")
+struct StreamSharesTests {
+    static let peer = DeviceID(bytes: Array(repeating: 1, count: 32))
+    static let other = DeviceID(bytes: Array(repeating: 2, count: 32))
+
+    @Test func eachPeerHasItsShareOfStreamsEachWay() {
+        var shares = StreamShares(maximumPerPeer: 2)
+        var opened: [Bool] = []
+        func begin(_ peer: DeviceID, outgoing: Bool) { opened.append(shares.begin(peer, outgoing: outgoing)) }
+        begin(Self.peer, outgoing: true); begin(Self.peer, outgoing: true)
+        begin(Self.peer, outgoing: true)  // outgoing share used up
+        begin(Self.peer, outgoing: false)  // incoming counted apart
+        begin(Self.other, outgoing: true)  // and each peer apart
+        shares.end(Self.peer, outgoing: true)
+        begin(Self.peer, outgoing: true)
+        #expect(opened == [true, true, false, true, true, true])
+        shares.end(Self.peer, outgoing: true); shares.end(Self.peer, outgoing: true); shares.end(Self.peer, outgoing: false)
+        #expect(shares.open(with: Self.peer) == (0, 0))
+        shares.end(Self.peer, outgoing: true)
+        #expect(shares.open(with: Self.peer) == (0, 0), "an end without a beginning changes nothing")
     }
 }

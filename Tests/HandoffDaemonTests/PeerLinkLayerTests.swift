@@ -48,11 +48,16 @@ struct PeerLinkLayerTests {
             let keeping = KeepingService(identity: identity, registry: registry, restoration: nil, trust: trust, limits: limits,
                                          maximumFrameBytes: settings.maximumFrameBytes, store: KeptOfferStore(stateDirectory: directory),
                                          events: events.continuation, clock: time, timers: time, logger: logger)
+            let tls = try PeerTLS(identity: identity)
+            let dialer = PeerDialer(tls: tls, own: identity.deviceID, settings: settings)
+            let broker = StreamBroker(registry: registry, acceptTimeout: .seconds(10), timers: time)
+            let peerStreams = PeerStreamService(own: identity.deviceID, deviceName: name, trust: trust, registry: registry, broker: broker,
+                                                clipboard: clipboard, keeping: keeping, dialer: dialer, maximumStreamsPerPeer: 8, logger: logger)
             peers = try PeerService(identity: identity, trust: trust, accountStore: AccountStore(stateDirectory: directory), registry: registry,
-                                    streams: StreamBroker(registry: registry, acceptTimeout: .seconds(10), timers: time),
+                                    streams: broker,
                                     agent: SessionAgentBroker(registry: registry, timers: time), deviceName: name, limits: limits, settings: settings,
-                                    events: events, accounts: AccountService(identity: identity, store: AccountStore(stateDirectory: directory), trust: trust, clock: time, logger: logger),
-                                    clipboard: clipboard, keeping: keeping, group: MultiThreadedEventLoopGroup.singleton,
+                                    tls: tls, dialer: dialer, events: events, accounts: AccountService(identity: identity, store: AccountStore(stateDirectory: directory), trust: trust, clock: time, logger: logger),
+                                    clipboard: clipboard, keeping: keeping, peerStreams: peerStreams, group: MultiThreadedEventLoopGroup.singleton,
                                     logger: logger, clock: time, timers: time)
         }
     }

@@ -2,6 +2,7 @@ import HandoffControlAPI
 import HandoffCore
 import HandoffPeerProtocol
 import NIOConcurrencyHelpers
+import NIOCore
 @testable import HandoffDaemon
 
 /// A link end that keeps what it was sent: a service's unit test reads what each peer
@@ -10,6 +11,9 @@ final class RecordingLink: LinkEnd, @unchecked Sendable {
     let deviceID: DeviceID
     let deviceName: String
     let version: UInt16
+    /// Where a stream would be dialled (nil: the peer did not say).
+    var streamAddress: SocketAddress? { address.withLockedValue { $0 } }
+    let address = NIOLockedValueBox<SocketAddress?>(nil)
     private let lock = NIOLock()
     private var messages: [PeerMessage] = []
 

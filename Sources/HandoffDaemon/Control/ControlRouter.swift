@@ -9,6 +9,7 @@ struct ControlRouter: Sendable {
     let registry: ActivityRegistry
     let peers: PeerService
     let clipboard: ClipboardService
+    let peerStreams: PeerStreamService
     let streams: StreamBroker
     let agent: SessionAgentBroker
     let history: ActivityHistory?

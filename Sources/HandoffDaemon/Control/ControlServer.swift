@@ -188,7 +188,8 @@ public final class ControlServer: Service, Sendable {
         switch request {
         case .open(let activityID, let document, let into):
             if let end = await continuing(into: into) {
-                await router.peers.continueStream(activityID, document: document, app: end)
+                let origin = await router.peers.streamOrigin(of: activityID)
+                await router.peerStreams.continueStream(activityID, document: document, app: end, link: origin.link, continuedFrom: origin.continuedFrom)
                 await end.sink?.close()
             }
             finished.succeed()
@@ -200,7 +201,7 @@ public final class ControlServer: Service, Sendable {
             }
         case .paste(let id, let type, let into):
             if let end = await continuing(into: into) {
-                await router.peers.pasteClipboard(id: id, type: type, app: end)
+                await router.peerStreams.pasteClipboard(id: id, type: type, app: end)
                 await end.sink?.close()
             }
             finished.succeed()

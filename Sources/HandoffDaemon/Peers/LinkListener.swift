@@ -1,5 +1,6 @@
 import HandoffCore
 import HandoffPeerProtocol
+import NIOCore
 
 /// A link as the services beside the link layer see it: which device, which protocol
 /// version, and a way to send. `PeerLink` is one; a unit test passes its own.
@@ -8,6 +9,8 @@ protocol LinkEnd: AnyObject, Sendable {
     var deviceName: String { get }
     /// The protocol version the link speaks.
     var version: UInt16 { get }
+    /// Where the peer accepts stream connections, if it said.
+    var streamAddress: SocketAddress? { get }
     /// Queues a message; never waits (a peer that stopped reading loses its link).
     func send(_ message: PeerMessage)
 }

@@ -19,7 +19,7 @@ extension BookedLink {
 /// Who this workstation is linked to and what passes over the links: one link per
 /// trusted peer (and which of two to keep), who subscribed to our offer, what each peer
 /// offers, the devices met (strangers included, a bounded few), which peer each recently
-/// continued activity came from, and the streams open per peer. A value: every event
+/// continued activity came from (the streams open per peer are `StreamShares`). A value: every event
 /// returns the actions `PeerService` performs (close a link, send a message, emit a
 /// control event), and the time comes with each call, so it is tested without sockets.
 struct PeerBook<Link: BookedLink> {
@@ -35,10 +35,7 @@ struct PeerBook<Link: BookedLink> {
     private var subscribers: Set<DeviceID> = []
     private var continuedFrom: [ActivityID: DeviceID] = [:]
     private var continuedOrder: [ActivityID] = []
-    private var streamCounts: [DeviceID: (incoming: Int, outgoing: Int)] = [:]
-    let maximumStreamsPerPeer: Int
-
-    init(maximumStreamsPerPeer: Int) { self.maximumStreamsPerPeer = maximumStreamsPerPeer }
+    init() {}
 
     enum Action {
         case close(Link)
@@ -167,22 +164,4 @@ struct PeerBook<Link: BookedLink> {
         if let device = continuedFrom[id], let link = links[device] { return link }
         return links.sorted { $0.key < $1.key }.first { devices[$0.key]?.offer?.id == id }?.value
     }
-
-    /// A stream to or from `peer` wants to open; false when the peer has its share open.
-    mutating func beginStream(_ peer: DeviceID, outgoing: Bool) -> Bool {
-        var c = streamCounts[peer] ?? (0, 0)
-        guard (outgoing ? c.outgoing : c.incoming) < maximumStreamsPerPeer else { return false }
-        if outgoing { c.outgoing += 1 } else { c.incoming += 1 }
-        streamCounts[peer] = c
-        return true
-    }
-
-    mutating func endStream(_ peer: DeviceID, outgoing: Bool) {
-        guard var c = streamCounts[peer] else { return }
-        if outgoing { c.outgoing -= 1 } else { c.incoming -= 1 }
-        streamCounts[peer] = c.incoming <= 0 && c.outgoing <= 0 ? nil : c
-    }
-
-    /// Streams open with `peer` now, (incoming, outgoing).
-    func streams(with peer: DeviceID) -> (incoming: Int, outgoing: Int) { streamCounts[peer] ?? (0, 0) }
 }

@@ -52,6 +52,14 @@ extension PeerService {
         return out.sorted()
     }
 
+    /// Where an activity's continuation streams come from: the link to the workstation it
+    /// was continued from, or else to one that offers it; and that workstation, linked or not.
+    func streamOrigin(of id: ActivityID) -> (link: PeerLink?, continuedFrom: DeviceID?) {
+        (book.origin(of: id), book.continuedOrigin(of: id))
+    }
+
+    func rememberContinued(_ id: ActivityID, from device: DeviceID) { book.continued(id, from: device) }
+
     func offers() async -> [Offer] {
         let now = clock.now()
         let live = book.offers(at: now).map { link, offer in

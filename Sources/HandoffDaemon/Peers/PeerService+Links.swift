@@ -64,7 +64,7 @@ extension PeerService {
                     early = nil
                     // Authenticated: the pre-authentication deadline and caps no longer apply.
                     try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
-                    await serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
+                    await peerStreams.serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
                     return
                 case .link(let tuned):
                     early = nil
@@ -193,6 +193,7 @@ extension PeerService {
         perform(actions)
         updateWatches()
         await clipboard.linkUp(link)
+        await peerStreams.linkUp(link)
         return true
     }
 
@@ -204,6 +205,7 @@ extension PeerService {
         perform(actions)
         await clipboard.linkDown(link)
         await accounts.linkDown(link)
+        await peerStreams.linkDown(link)
         // What a member keeps for it stands in for its live offer now.
         await keeping.linkDown(link)
         perform(dialBook.unlinked(link.deviceID, wasAt: Self.lastLinkService(link), dialFacts, at: clock.now()))

@@ -26,6 +26,11 @@ public actor PeerService: Service {
     let deviceName: String
     let limits: ActivityLimits
     let tls: PeerTLS
+    /// How every connection this side dials starts (TLS, deadline, framing).
+    let dialer: PeerDialer
+    /// Continuation streams (a service of its own; a stream connection is handed to it
+    /// after the hellos).
+    let peerStreams: PeerStreamService
     let group: EventLoopGroup
     let logger: Logger
     /// Where the time comes from, and where what is due later is scheduled (manual in tests).
@@ -107,7 +112,8 @@ public actor PeerService: Service {
     }
 
     init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
-                limits: ActivityLimits, settings: PeerServiceSettings, events: PeerEvents, accounts: AccountService, clipboard: ClipboardService, keeping: KeepingService,
+                limits: ActivityLimits, settings: PeerServiceSettings, tls: PeerTLS, dialer: PeerDialer, events: PeerEvents, accounts: AccountService, clipboard: ClipboardService, keeping: KeepingService,
+                peerStreams: PeerStreamService,
                 discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
                 restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock(),
                 timers: (any Timers)? = nil) throws {
@@ -126,13 +132,15 @@ public actor PeerService: Service {
         self.settings = settings
         self.group = group
         self.logger = logger
-        tls = try PeerTLS(identity: identity)
+        self.tls = tls
+        self.dialer = dialer
+        self.peerStreams = peerStreams
         if avahi == nil { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
         dialBook = DialBook(policy: DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
                                                     maximumStaticBackoff: settings.maximumStaticBackoff.nanoseconds,
                                                     untrustedRetry: settings.untrustedRetry.nanoseconds))
-        book = PeerBook(maximumStreamsPerPeer: settings.maximumStreamsPerPeer)
+        book = PeerBook()
         self.clipboard = clipboard
         self.accountStore = accountStore
         self.keeping = keeping
@@ -152,6 +160,7 @@ public actor PeerService: Service {
     public func run() async throws {
         let server = try await bindListener()
         listenPort = server.localAddress?.port ?? 0
+        await peerStreams.listening(on: listenPort)
         logger.info("peer listener ready", metadata: ["port": "\(listenPort)", "device": "\(identity.deviceID)"])
         // Published when Avahi connects (the discovery service starts it, and stops it
         // after this service has stopped).
@@ -308,32 +317,10 @@ public actor PeerService: Service {
             .bind(host: settings.listenAddress, port: settings.port).get()
     }
 
-    /// A TCP connection to a peer with TLS (pinned by `isTrusted`), the handshake deadline
-    /// and framing: what every dial, link or stream, starts with.
+    /// A TCP connection to a peer with TLS and framing (`PeerDialer`).
     nonisolated func connectPeer(_ target: SocketAddress, on group: EventLoopGroup, isTrusted: @escaping @Sendable (DeviceID) -> Bool,
-                                 configuration: PeerChannel.Configuration = .init(), tuneForBulk: Bool = false,
                                  note: @escaping @Sendable (PeerTLS.Verdict) -> Void = { _ in }) async throws -> PeerChannel {
-        let tls = self.tls
-        let maxFrame = settings.maximumFrameBytes
-        let deadline = settings.handshakeTimeout + settings.helloTimeout
-        let own = identity.deviceID
-        return try await ClientBootstrap(group: group)
-            .connectTimeout(settings.connectTimeout)
-            .channelOption(.socketOption(.so_keepalive), value: 1)
-            .channelOption(PeerService.keepIdle, value: 10)
-            .channelOption(PeerService.keepInterval, value: 5)
-            .channelOption(PeerService.keepCount, value: 3)
-            .connect(to: target) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(PreAuthenticationDeadline(deadline: deadline), name: PreAuthenticationDeadline.name)
-                    let verify = PeerTLS.verifier(own: own, isTrusted: isTrusted, note: note)
-                    try ops.addHandler(try NIOSSLClientHandler(context: tls.clientContext, serverHostname: nil, customVerificationCallback: verify))
-                    try PeerService.addFraming(channel, maxFrame: maxFrame)
-                    if tuneForBulk { StreamChannelTuning.apply(to: channel) }
-                    return try PeerChannel(wrappingChannelSynchronously: channel, configuration: configuration)
-                }
-            }
+        try await dialer.connect(target, on: group, isTrusted: isTrusted, note: note)
     }
 
     static func addFraming(_ channel: Channel, maxFrame: Int) throws {

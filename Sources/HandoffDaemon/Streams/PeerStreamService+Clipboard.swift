@@ -8,7 +8,7 @@ import NIOCore
 /// reads them from the peer the copy was made on, and a peer's paste of our copy reads
 /// them from the app that holds it, or from handoffd. What the newest copy is, and who
 /// holds it, is `ClipboardService`'s.
-extension PeerService {
+extension PeerStreamService {
     // MARK: - Pasting here
 
     /// A paste here (`POST /v1/clipboard/paste`): the bytes of the newest copy in one
@@ -33,7 +33,7 @@ extension PeerService {
                               open: ["clipboardID": .string(clip.rawValue), "type": .string(format.type)], subject: ("clipboard", clip.rawValue), app: app)
         case .local(.bytes(let bytes), let format, let clip):
             await HeldBytesPaste.run(bytes, open: ["clipboardID": .string(clip.rawValue), "type": .string(format.type),
-                                                         "device": .object(["id": .string(identity.deviceID.description), "name": .string(deviceName)]),
+                                                         "device": .object(["id": .string(own.description), "name": .string(deviceName)]),
                                                          "length": .integer(Int64(bytes.count))], app: app)
         case .local(.session, _, _):
             await tell(app, StreamFailure("local_clipboard", "the newest copy was made on this workstation by an app that still holds it; paste it here as usual"))
@@ -64,7 +64,7 @@ extension PeerService {
             logger.info("continuation stream opened", metadata: ["side": "origin", "peer": "\(peerName)", "clipboard": "\(clip)", "source": "handoffd"])
             return await StreamFileServer.run(bytes: bytes, peerMessages: &messages, peerOut: outbound, peerChannel: channel, peerName: peerName, state: state)
         case .session(let token):
-            switch await streams.askOwner(session: token, event: { .clipboardRequested(clipboardID: clip, type: type, streamID: $0, device: device) }) {
+            switch await broker.askOwner(session: token, event: { .clipboardRequested(clipboardID: clip, type: type, streamID: $0, device: device) }) {
             case .failure(let f): return await refuse(f)
             case .success(let app):
                 return await relayFromOwner(app, open: ["clipboardID": .string(clip.rawValue), "type": .string(type)], device: device,

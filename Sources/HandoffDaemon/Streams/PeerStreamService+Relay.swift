@@ -10,32 +10,17 @@ import NIOSSL
 /// origin's peer port (same pinning, same caps), so bulk data never delays the link's
 /// offers and fetches: hello with purpose `stream`, `streamOpen`, then `streamAccepted`
 /// or an error, then stream frames both ways (Docs/PeerProtocol.md).
-extension PeerService {
-    /// How long the origin may take to say whether its owner took the stream, beyond the
-    /// owner's own deadline there.
-    static let streamAnswerMargin: TimeAmount = .seconds(5)
-    /// A stream connection must say which activity it wants within this.
-    static let streamOpenTimeout: TimeAmount = .seconds(10)
-
-    // MARK: - Bookkeeping (on the actor)
-
-    func rememberContinued(_ id: ActivityID, from device: DeviceID) { book.continued(id, from: device) }
-
-    /// The connected link to the workstation an activity was continued from (or that offers it).
-    func originLink(for id: ActivityID) -> PeerLink? { book.origin(of: id) }
-
-    func beginStream(_ peer: DeviceID, outgoing: Bool) -> Bool { book.beginStream(peer, outgoing: outgoing) }
-
-    func endStream(_ peer: DeviceID, outgoing: Bool) { book.endStream(peer, outgoing: outgoing) }
-
+extension PeerStreamService {
     // MARK: - Continuing side
 
     /// An app here opened a stream to an activity continued from another workstation:
     /// dial the origin, ask, and relay. Every failure reaches the app as an error frame.
-    nonisolated func continueStream(_ id: ActivityID, document: Bool = false, app: AppStreamEnd) async {
-        guard let link = await originLink(for: id) else {
+    /// `link`: to the workstation it was continued from, or else to one that offers it;
+    /// `continuedFrom`: where it was continued from, linked or not.
+    nonisolated func continueStream(_ id: ActivityID, document: Bool = false, app: AppStreamEnd, link: (any LinkEnd)?, continuedFrom: DeviceID?) async {
+        guard let link else {
             // Continued from what was kept for a workstation that sleeps: its streams wait for it.
-            if let origin = await book.continuedOrigin(of: id) {
+            if let origin = continuedFrom {
                 let name = await keeping.device(origin).name
                 await tell(app, StreamFailure("origin_unreachable", "continuation streams come from the workstation the activity was offered on (\(name.isEmpty ? origin.shortID : name)), which is not connected: wake it, then try again"))
                 return
@@ -51,13 +36,13 @@ extension PeerService {
     /// `clipboardOpen`), and once the origin took it tells the app (`open`, with `open`'s
     /// fields, the device and the length) and relays until both directions end. Every
     /// failure reaches the app as an error frame.
-    nonisolated func relayStream(to link: PeerLink, asking first: PeerMessage, open fields: JSONObject, subject: (String, String), app: AppStreamEnd) async {
+    nonisolated func relayStream(to link: any LinkEnd, asking first: PeerMessage, open fields: JSONObject, subject: (String, String), app: AppStreamEnd) async {
         guard let address = link.streamAddress else {
             await tell(app, StreamFailure("peer_unreachable", "\(link.deviceName) did not say where it accepts streams"))
             return
         }
         guard await beginStream(link.deviceID, outgoing: true) else {
-            await tell(app, StreamFailure("busy", "\(settings.maximumStreamsPerPeer) streams with \(link.deviceName) are open already; wait for one to end"))
+            await tell(app, StreamFailure("busy", "\(maximumStreamsPerPeer) streams with \(link.deviceName) are open already; wait for one to end"))
             return
         }
         let started = NIODeadline.now()
@@ -82,7 +67,7 @@ extension PeerService {
                 // The origin answers within its owner's deadline; this bounds an origin
                 // that says nothing at all.
                 let peerChannel = channel.channel
-                let guardTimer = peerChannel.eventLoop.scheduleTask(in: streams.acceptTimeout + PeerService.streamAnswerMargin) {
+                let guardTimer = peerChannel.eventLoop.scheduleTask(in: broker.acceptTimeout + Self.streamAnswerMargin) {
                     peerChannel.close(promise: nil)
                 }
                 let answer = try? await messages.next()
@@ -99,7 +84,7 @@ extension PeerService {
                     return StreamFailure("protocol", "\(link.deviceName) answered the stream request with something else")
                 }
                 var open = fields
-                open["device"] = link.device.json
+                open["device"] = PeerDevice(id: link.deviceID.description, name: link.deviceName).json
                 open["length"] = length.map { .integer($0) } ?? .null
                 try await app.outbound.write(.open(open))
                 var meta: Logger.Metadata = ["side": "continuing", "peer": "\(link.deviceName)", "\(subject.0)": "\(subject.1)"]
@@ -124,7 +109,7 @@ extension PeerService {
     nonisolated private func dialStream(_ target: SocketAddress, expecting peer: DeviceID, on loop: EventLoop) async throws -> PeerChannel {
         let trust = self.trust
         // Only the device the link is with: an address now used by another trusted device is refused.
-        return try await connectPeer(target, on: loop, isTrusted: { $0 == peer && trust.isTrusted($0) },
+        return try await dialer.connect(target, on: loop, isTrusted: { $0 == peer && trust.isTrusted($0) },
                                      configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4)), tuneForBulk: true)
     }
 
@@ -153,7 +138,7 @@ extension PeerService {
             try? await outbound.write(.error(code: f.wireCode, message: f.message))
             return f
         }
-        let timer = channel.eventLoop.scheduleTask(in: PeerService.streamOpenTimeout) { channel.close(promise: nil) }
+        let timer = channel.eventLoop.scheduleTask(in: Self.streamOpenTimeout) { channel.close(promise: nil) }
         let first = try? await messages.next()
         timer.cancel()
         let id: ActivityID, document: Bool
@@ -164,7 +149,7 @@ extension PeerService {
         case .clipboardOpen(let clip, let type)?:
             subject = ("clipboard", clip.rawValue)
             guard await beginStream(peerID, outgoing: false) else {
-                return await refuse(StreamFailure("busy", "\(settings.maximumStreamsPerPeer) streams from you are open already; wait for one to end"))
+                return await refuse(StreamFailure("busy", "\(maximumStreamsPerPeer) streams from you are open already; wait for one to end"))
             }
             counted = true
             return await originClipboard(clip, type: type, peerID: peerID, peerName: peerName, messages: &messages, outbound: outbound,
@@ -175,7 +160,7 @@ extension PeerService {
         // Counted only now, after streamOpen: a refusal then always reaches the peer as
         // an answer to what it asked, not as a connection closed under its request.
         guard await beginStream(peerID, outgoing: false) else {
-            return await refuse(StreamFailure("busy", "\(settings.maximumStreamsPerPeer) streams from you are open already; wait for one to end"))
+            return await refuse(StreamFailure("busy", "\(maximumStreamsPerPeer) streams from you are open already; wait for one to end"))
         }
         counted = true
         let source: StreamSource
@@ -196,7 +181,7 @@ extension PeerService {
         case .session(let token):
             let device = PeerDevice(id: peerID.description, name: peerName)
             // The peer may give up while the owner decides: notice it, and stop waiting.
-            switch await streams.askOwner(activityID: id, session: token, device: device) {
+            switch await broker.askOwner(activityID: id, session: token, device: device) {
             case .failure(let f): return await refuse(f)
             case .success(let app):
                 return await relayFromOwner(app, open: ["activityID": .string(id.rawValue)], device: device, subject: subject,
