@@ -119,11 +119,12 @@ public struct Daemon: Sendable {
         let peerStreams = PeerStreamService(own: identity.deviceID, deviceName: config.deviceName, trust: trust, registry: registry, broker: streams,
                                             clipboard: clipboard, keeping: keeping, dialer: dialer, maximumStreamsPerPeer: peerSettings.maximumStreamsPerPeer,
                                             logger: logger)
+        let pairing = PairingService(own: identity.deviceID, trust: trust, accounts: accounts, registry: registry, clock: clock, timers: timers, logger: logger)
         let peers = try PeerService(
             identity: identity, trust: trust,
             accountStore: AccountStore(stateDirectory: config.stateDirectory), registry: registry, streams: streams, agent: agent, deviceName: config.deviceName,
             limits: limits, settings: peerSettings,
-            tls: tls, dialer: dialer, events: peerEvents, accounts: accounts, clipboard: clipboard, keeping: keeping, peerStreams: peerStreams, discovery: avahi, history: history,
+            tls: tls, dialer: dialer, events: peerEvents, accounts: accounts, clipboard: clipboard, keeping: keeping, peerStreams: peerStreams, pairing: pairing, discovery: avahi, history: history,
             restoration: restoration, group: MultiThreadedEventLoopGroup.singleton, logger: logger, clock: clock, timers: timers)
         let sessionEndings = SessionEndings([
             ("restoration state", { await restoration.sessionEnded($0) }),
@@ -133,7 +134,7 @@ public struct Daemon: Sendable {
             ("clipboard", { await clipboard.sessionEnded($0) }),
         ])
         await registry.onSessionClosed(sessionEndings.ended)
-        let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, peerStreams: peerStreams, streams: streams, agent: agent, history: history, restoration: restoration,
+        let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, peerStreams: peerStreams, pairing: pairing, streams: streams, agent: agent, history: history, restoration: restoration,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, restart: restart, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
@@ -169,6 +170,7 @@ public struct Daemon: Sendable {
             .init(service: clipboard),
             .init(service: keeping),
             .init(service: peerStreams),
+            .init(service: pairing),
             .init(service: LifetimeService("session agent requests", stop: { await agent.shutdown() })),
             .init(service: LifetimeService("continuation streams", stop: { await streams.shutdown() })),
         ]

@@ -53,11 +53,13 @@ struct PeerLinkLayerTests {
             let broker = StreamBroker(registry: registry, acceptTimeout: .seconds(10), timers: time)
             let peerStreams = PeerStreamService(own: identity.deviceID, deviceName: name, trust: trust, registry: registry, broker: broker,
                                                 clipboard: clipboard, keeping: keeping, dialer: dialer, maximumStreamsPerPeer: 8, logger: logger)
+            let accounts = AccountService(identity: identity, store: AccountStore(stateDirectory: directory), trust: trust, clock: time, logger: logger)
+            let pairing = PairingService(own: identity.deviceID, trust: trust, accounts: accounts, registry: registry, clock: time, timers: time, logger: logger)
             peers = try PeerService(identity: identity, trust: trust, accountStore: AccountStore(stateDirectory: directory), registry: registry,
                                     streams: broker,
                                     agent: SessionAgentBroker(registry: registry, timers: time), deviceName: name, limits: limits, settings: settings,
-                                    tls: tls, dialer: dialer, events: events, accounts: AccountService(identity: identity, store: AccountStore(stateDirectory: directory), trust: trust, clock: time, logger: logger),
-                                    clipboard: clipboard, keeping: keeping, peerStreams: peerStreams, group: MultiThreadedEventLoopGroup.singleton,
+                                    tls: tls, dialer: dialer, events: events, accounts: accounts,
+                                    clipboard: clipboard, keeping: keeping, peerStreams: peerStreams, pairing: pairing, group: MultiThreadedEventLoopGroup.singleton,
                                     logger: logger, clock: time, timers: time)
         }
     }

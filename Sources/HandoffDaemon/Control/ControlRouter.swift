@@ -10,6 +10,7 @@ struct ControlRouter: Sendable {
     let peers: PeerService
     let clipboard: ClipboardService
     let peerStreams: PeerStreamService
+    let pairing: PairingService
     let streams: StreamBroker
     let agent: SessionAgentBroker
     let history: ActivityHistory?
@@ -162,14 +163,14 @@ struct ControlRouter: Sendable {
                 return .ok(try await peers.removeFromAccount(body.deviceID).json)
             case .openPairing:
                 let body = try OpenPairingRequest(body: try request.jsonObject())
-                return .ok(try await peers.openPairing(address: body.address).json)
+                return .ok(try await pairing.open(address: body.address).json)
             case .pairingStatus:
-                return .ok(await peers.pairingStatus().json)
+                return .ok(await pairing.status().json)
             case .confirmPairing:
                 let body = try ConfirmPairingRequest(body: try request.jsonObject())
-                return .ok(try await peers.confirmPairing(code: body.code).json)
+                return .ok(try await pairing.confirm(code: body.code).json)
             case .cancelPairing:
-                return .ok(await peers.cancelPairing().json)
+                return .ok(await pairing.cancel().json)
             case .listSources:
                 return .ok(DesktopSource.listJSON(try await agent.sources(nil)))
             case .setSource:

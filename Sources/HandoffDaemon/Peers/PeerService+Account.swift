@@ -68,11 +68,11 @@ extension PeerService {
     /// was removed from the account, or is alone in it. While others still count it a
     /// member they would keep its old identity, so that takes `force`. Returns the
     /// identity to set aside.
-    func renewalCheck(force: Bool) throws(HandoffError) -> DeviceID {
+    func renewalCheck(force: Bool) async throws(HandoffError) -> DeviceID {
         let own = identity.deviceID
         // A pairing under way would end with the other side trusting the identity about
         // to be set aside.
-        guard !pairing.isOpen(at: clock.now()) else {
+        guard await !pairing.isOpen() else {
             throw HandoffError(.conflict, code: "pairing_open", message: "a pairing window is open here: close it first (`handoffctl pair --cancel`), then ask for a new identity")
         }
         let others = account.membership.members.filter { $0.id != own }

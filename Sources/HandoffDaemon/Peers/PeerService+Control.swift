@@ -23,10 +23,10 @@ extension PeerService {
         }
     }
 
-    func peers() -> [PeerInfo] {
+    func peers() async -> [PeerInfo] {
         // Outside a pairing window only the user's own devices are listed: a stranger's
         // certificate or random advertisement name says nothing worth showing.
-        let pairingOpen = pairing.isOpen(at: clock.now())
+        let pairingOpen = await pairing.isOpen()
         var ids = pairingOpen ? Set(devices.keys) : []
         for e in trust.all { ids.insert(e.id) }
         var list: [PeerInfo] = []

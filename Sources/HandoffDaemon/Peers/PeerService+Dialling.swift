@@ -15,7 +15,7 @@ import ServiceLifecycle
 extension PeerService {
     // MARK: - Discovery and dialling
 
-    func discovered(_ event: AvahiEvent) {
+    func discovered(_ event: AvahiEvent) async {
         switch event {
         case .status(let s):
             discovery = s
@@ -28,7 +28,8 @@ extension PeerService {
             // Its device may have dialled us before we heard of it.
             let linkedAs = dialBook[service.key] == nil ? links.values.first { $0.advertises(service.key) }?.deviceID : nil
             perform(dialBook.found(service, linkedAs: linkedAs, dialFacts, at: clock.now()))
-            considerPairing(service.key)
+            let candidates = pairingCandidates([service.key])
+            if !candidates.isEmpty { await pairing.consider(candidates) }
         case .removed(let key):
             dialBook.removed(key)
         }

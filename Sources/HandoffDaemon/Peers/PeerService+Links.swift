@@ -56,7 +56,7 @@ extension PeerService {
                 case .pair(let role):
                     early = nil
                     // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
-                    await self.pair(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
+                    await pairing.exchange(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
                                     listenPort: hello.listenPort, certificate: try certificate.toDERBytes(), role: role,
                                     messages: &messages, outbound: outbound, channel: channel.channel)
                     return

@@ -59,16 +59,8 @@ public actor PeerService: Service {
     var accepting = true
     /// Continued here lately, for the apps launched to continue them.
     var continued = ContinuedActivities()
-    /// Pairing by code: the window, the attempt's connection, and whether the TLS
-    /// verifier lets strangers in (read on NIO threads, hence the box).
-    var pairing = PairingWindow()
-    var pairingAttempt: PairingConnection?
-    var pairingTimer: ScheduledTimer?
-    /// The next dial of the address given to `pair --address`, while it is not pairing yet.
-    var pairingRedial: ScheduledTimer?
-    let pairingOpen = NIOLockedValueBox(false)
-    /// Which pairing advertisements were dialled or announced.
-    var pairingFinder = PairingDiscovery()
+    /// Pairing by code (a service of its own; its connections come from here).
+    let pairing: PairingService
     /// The private advertisement: the account's key, this rotation's random names, nonce
     /// and hint (`AdvertisementRotation`), and the timer of the next rotation.
     var rotation: AdvertisementRotation
@@ -113,7 +105,7 @@ public actor PeerService: Service {
 
     init(identity: DeviceIdentity, trust: TrustStore, accountStore: AccountStore, registry: ActivityRegistry, streams: StreamBroker, agent: SessionAgentBroker, deviceName: String,
                 limits: ActivityLimits, settings: PeerServiceSettings, tls: PeerTLS, dialer: PeerDialer, events: PeerEvents, accounts: AccountService, clipboard: ClipboardService, keeping: KeepingService,
-                peerStreams: PeerStreamService,
+                peerStreams: PeerStreamService, pairing: PairingService,
                 discovery avahi: AvahiDiscovery? = nil, history: ActivityHistory? = nil,
                 restoration: RestorationStore? = nil, group: EventLoopGroup, logger: Logger, clock: any WallClock = SystemClock(),
                 timers: (any Timers)? = nil) throws {
@@ -135,6 +127,7 @@ public actor PeerService: Service {
         self.tls = tls
         self.dialer = dialer
         self.peerStreams = peerStreams
+        self.pairing = pairing
         if avahi == nil { discovery = .unavailable("discovery is turned off (--no-discovery)") }
         admission = PeerAdmissionGate(limits: settings.admissionLimits, logger: logger, timers: group.any())
         dialBook = DialBook(policy: DialPolicy(minimumBackoff: settings.minimumBackoff.nanoseconds, maximumBackoff: settings.maximumBackoff.nanoseconds,
@@ -193,6 +186,10 @@ public actor PeerService: Service {
                 }
                 tasks.addTask {
                     for await event in peerEventStream { await registry.broadcast(event) }
+                }
+                let pairing = self.pairing
+                tasks.addTask {
+                    for await action in pairing.actions { await self.perform(action) }
                 }
                 tasks.addTask {
                     await NetworkWatch.run(group: group, logger: logger, initial: network) { snapshot, change in
@@ -267,7 +264,7 @@ public actor PeerService: Service {
         let tls = self.tls
         let own = identity.deviceID
         let trust = self.trust
-        let pairingOpen = self.pairingOpen
+        let pairingOpen = pairing.windowOpen
         let sleeping = self.sleeping
         let admission = self.admission
         let maxFrame = settings.maximumFrameBytes
@@ -365,7 +362,7 @@ public actor PeerService: Service {
     private var offerKnown = false
 
     private func advertisement() -> ServiceAdvertisement {
-        let pairingTag = pairing.isOpen(at: clock.now()) ? pairing.tag : nil
+        let pairingTag = pairing.advertisedTag.withLockedValue { $0 }
         return ServiceAdvertisement(name: rotation.name, port: UInt16(listenPort), txt: rotation.txt(pairing: pairingTag.map { ($0, deviceName) }),
                                     host: rotation.host, addresses: network.addresses.sorted())
     }
