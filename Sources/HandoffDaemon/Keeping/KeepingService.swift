@@ -208,12 +208,8 @@ actor KeepingService: Service, LinkListener, CustomStringConvertible {
             logger.info("nothing to keep: the offer could not be saved", metadata: ["error": "\(error.message)"])
             return false
         }
-        // As a fetch would have it: with the state the app marked to go along, if it fits.
-        if let state = await restoration?.attachment(for: offer.id) {
-            var with = record.activity
-            with.userInfo[PeerService.restorationKey] = state
-            if ActivityPropertyList.encodedSize(of: with) <= limits.maximumEncodedBytes { record.activity = with }
-        }
+        // As a fetch would have it.
+        if let restoration { record.activity = await restoration.attached(to: record.activity, limits: limits) }
         let now = clock.now()
         do {
             let item = try KeptOffer.offer(record.activity, stale: record.stale ?? false, targets: offer.targets, sequence: kept.nextSequence(at: now),

@@ -87,7 +87,7 @@ extension PeerService {
         }
         do {
             let target = try await PeerService.resolve(address, port: port)
-            let channel = try await connectPeer(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
+            let channel = try await dialer.connect(target, on: group, isTrusted: trust.isTrusted) { v in verdict.withLockedValue { $0 = v } }
             await serve(channel, dialled: key)
         } catch {
             logger.debug("dial failed", metadata: ["address": "\(address)", "port": "\(port)", "error": "\(error)"])

@@ -146,12 +146,7 @@ extension PeerService {
                 defer { link.endFetch() }
                 do {
                     var record = try await registry.snapshotForPeer(id, for: link.deviceID)
-                    // State the app marked to go with this activity, if it still fits the cap.
-                    if let state = await restoration?.attachment(for: id) {
-                        var with = record.activity
-                        with.userInfo[PeerService.restorationKey] = state
-                        if ActivityPropertyList.encodedSize(of: with) <= limits.maximumEncodedBytes { record.activity = with }
-                    }
+                    if let restoration { record.activity = await restoration.attached(to: record.activity, limits: limits) }
                     link.send(.fetched(requestID: request, .activity(record.activity, stale: record.stale ?? false)))
                 } catch let e as HandoffError {
                     link.send(.fetched(requestID: request, PeerSession.fetchFailure(e)))

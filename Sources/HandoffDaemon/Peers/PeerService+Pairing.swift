@@ -55,7 +55,7 @@ extension PeerService {
         do {
             let target = try await PeerService.resolve(host, port: port)
             // Any certificate but our own: the code, not a pinned ID, authenticates it.
-            let channel = try await connectPeer(target, on: group, isTrusted: { _ in true })
+            let channel = try await dialer.connect(target, on: group, isTrusted: { _ in true })
             // Ended before the exchange began (refused at the handshake, or in its first
             // message): say so, or `pair` would wait in silence until the window closes.
             if let early = await serve(channel, dialled: nil, purpose: .pair, pairingAddress: given, pairingHost: host) {

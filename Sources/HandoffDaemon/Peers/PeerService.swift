@@ -314,12 +314,6 @@ public actor PeerService: Service {
             .bind(host: settings.listenAddress, port: settings.port).get()
     }
 
-    /// A TCP connection to a peer with TLS and framing (`PeerDialer`).
-    nonisolated func connectPeer(_ target: SocketAddress, on group: EventLoopGroup, isTrusted: @escaping @Sendable (DeviceID) -> Bool,
-                                 note: @escaping @Sendable (PeerTLS.Verdict) -> Void = { _ in }) async throws -> PeerChannel {
-        try await dialer.connect(target, on: group, isTrusted: isTrusted, note: note)
-    }
-
     static func addFraming(_ channel: Channel, maxFrame: Int) throws {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(ByteToMessageHandler(PeerFrameDecoder(maximumFrameBytes: maxFrame), maximumBufferSize: maxFrame + 4))

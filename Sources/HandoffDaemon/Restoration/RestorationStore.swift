@@ -114,6 +114,15 @@ public actor RestorationStore {
     }
 
     /// State an app marked to go with `activity` when another workstation continues it.
+    /// `activity` as it goes to a peer (a fetch, a kept offer): with the state its app
+    /// marked to go along, if that still fits the activity cap; as it is otherwise.
+    func attached(to activity: Activity, limits: ActivityLimits) -> Activity {
+        guard let state = attachment(for: activity.id) else { return activity }
+        var with = activity
+        with.userInfo[PeerService.restorationKey] = state
+        return ActivityPropertyList.encodedSize(of: with) <= limits.maximumEncodedBytes ? with : activity
+    }
+
     func attachment(for activity: ActivityID) -> PropertyValue? {
         guard let (app, r) = records.first(where: { $0.value.continueWith == activity }),
               let entries = try? TypedJSON.decode(dictionary: r.entries, path: "entries") else { return nil }
