@@ -52,6 +52,35 @@ struct DialBookTests {
         #expect(book.retryDue(s.key, Self.facts(canWatch: true), at: Self.at(8000)) == [.dial(s.key, address: "10.0.0.2", port: 4242)])
     }
 
+    /// PeerProtocol.md §10.4: a connection from the instance's address came in and has not
+    /// said hello yet (its dial, made before its advertisement was up): waited for, though
+    /// our name sorts first, and decided again as soon as it settles.
+    @Test func aConnectionFromTheInstancesAddressIsWaitedFor() {
+        var pending = Self.facts()
+        pending.inboundPending = { DialFacts.host($0) == "fe80::2" }
+        let s = Self.service("z", address: "fe80::2%2", ipv6: true)  // sorts after ours: we would dial at once
+        var book = DialBook(policy: DialPolicy())
+        #expect(book.found(s, linkedAs: nil, pending, at: Self.t0) == [.retry(s.key, afterNanoseconds: 3_000_000_000)])
+        #expect(book[s.key]?.holdingBack == true)
+        // It became the link, whose hello names the instance: nothing to dial, then or later.
+        book.linked(Self.peer, dialled: nil, advertises: { $0 == s.key })
+        #expect(book.inboundSettled(from: "fe80::2", Self.facts(linked: [Self.peer]), at: Self.at(200)) == [])
+        #expect(book.retryDue(s.key, Self.facts(linked: [Self.peer]), at: Self.at(3000)) == [])
+
+        // It ended without a link: dialled at once, not when the 3 s are up.
+        var other = DialBook(policy: DialPolicy())
+        #expect(other.found(s, linkedAs: nil, pending, at: Self.t0).count == 1)
+        #expect(other.inboundSettled(from: "fe80::2", Self.facts(), at: Self.at(200)) == [.dial(s.key, address: "fe80::2%2", port: 4242)])
+        #expect(other.retryDue(s.key, Self.facts(), at: Self.at(3000)) == [], "its dial is under way")
+
+        // One from another address changes nothing; IPv4 matches as the socket shows it.
+        var third = DialBook(policy: DialPolicy())
+        #expect(third.found(Self.service("y", address: "fe80::3%2", ipv6: true), linkedAs: nil, pending, at: Self.t0).count == 1)
+        var mapped = Self.facts()
+        mapped.inboundPending = { DialFacts.host($0) == DialFacts.host("::ffff:10.0.0.2") }
+        #expect(third.found(Self.service("x"), linkedAs: nil, mapped, at: Self.t0) == [.retry(ServiceKey(interfaceIndex: 2, ipv6: false, name: "x", domain: "local"), afterNanoseconds: 3_000_000_000)])
+    }
+
     @Test func aStrangerIsRememberedAndNotDialledAgain() {
         var book = DialBook(policy: DialPolicy())
         let s = Self.service("z")

@@ -54,6 +54,10 @@ struct DialPolicyTests {
         #expect(policy.decide(.init(identity: .trusted, yields: true, heldBackSince: found), at: due) == .dial)
         // The name sorts after ours: dial at once.
         #expect(decide(.init(identity: .trusted, heldBackSince: found)) == .dial)
+        // ...unless a connection from its address is saying hello: its dial, waited for likewise.
+        #expect(decide(.init(identity: .trusted, heldBackSince: found, inboundPending: true)) == .wait(until: due))
+        #expect(policy.decide(.init(identity: .trusted, heldBackSince: found, inboundPending: true), at: due) == .dial)
+        #expect(decide(.init(identity: .trusted, isStatic: true, heldBackSince: found, inboundPending: true)) == .dial)
         // A configured address is dialled at once: it may not be able to reach us.
         #expect(decide(.init(identity: .trusted, isStatic: true, yields: true, heldBackSince: found)) == .dial)
         // A backoff beyond the hold back still counts; the later of the two wins.

@@ -89,7 +89,7 @@ struct DialBook {
             siblingBusy: services.values.contains { $0.instance == record.instance && ($0.dialing || ($0.deviceID.map(facts.isLinked) ?? false)) },
             notBefore: record.notBefore, trustedMissing: facts.trustedMissing, nonMemberMissing: facts.nonMemberMissing,
             yields: record.isLastLink ? lastLinkYields(record, facts) : yields(to: key, advertisedName: facts.advertisedName),
-            heldBackSince: record.heldBackSince)
+            heldBackSince: record.heldBackSince, inboundPending: facts.inboundPending(record.service.address))
         let decision = policy.decide(situation, at: now)
         var holdingBack = false
         if case .wait = decision, let end = policy.holdBackEnd(situation) { holdingBack = now < end }
@@ -193,6 +193,15 @@ struct DialBook {
             if services[key]?.deviceID == device || services[key]?.deviceID == nil { services[key]?.failures = 0 }
         }
         return services.keys.sorted(by: Self.order).flatMap { consider($0, facts, at: now) }
+    }
+
+    /// A connection that came in from `address` said hello or ended: an instance there held
+    /// back for it (`DialPolicy.Situation.inboundPending`) is decided again now, not when
+    /// the hold back ends (a link it became makes it linked; a failure, worth a dial).
+    mutating func inboundSettled(from address: String, _ facts: DialFacts, at now: Timestamp) -> [Action] {
+        let host = DialFacts.host(address)
+        return services.filter { DialFacts.host($0.value.service.address) == host && $0.value.holdingBack }
+            .keys.sorted(by: Self.order).flatMap { consider($0, facts, at: now) + watch($0, facts) }
     }
 
     /// The network changed: every peer that is not linked is worth dialling at once,
@@ -312,4 +321,16 @@ struct DialFacts {
     var canWatch: Bool
     /// This workstation's device ID (who yields at a last link's address).
     var ownDeviceID: DeviceID? = nil
+    /// Whether a connection from this address (an mDNS result's, maybe with an IPv6 scope)
+    /// came in and has not said hello yet.
+    var inboundPending: (String) -> Bool = { _ in false }
+
+    /// An address as a connection's remote end shows it: without an IPv6 scope (`%2`), and
+    /// an IPv4 address as itself rather than IPv4-mapped.
+    static func host(_ address: String) -> Substring {
+        var host = address[...]
+        if let percent = host.firstIndex(of: "%") { host = host[..<percent] }
+        if host.lowercased().hasPrefix("::ffff:"), host.contains(".") { host = host.dropFirst(7) }
+        return host
+    }
 }

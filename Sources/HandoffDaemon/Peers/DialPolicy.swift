@@ -42,6 +42,11 @@ struct DialPolicy: Sendable {
         var yields = false
         /// When the wait began: the instance was found, or its link ended.
         var heldBackSince: Timestamp?
+        /// A connection from the instance's address came in and has not said hello yet:
+        /// most likely its dial, made before its own advertisement was up. Waited for as a
+        /// hold back, whatever the names (decided again when it settles), so that a dial
+        /// already under way is not answered with a second one.
+        var inboundPending = false
     }
 
     enum Decision: Sendable, Equatable {
@@ -70,7 +75,7 @@ struct DialPolicy: Sendable {
 
     /// When the hold back for the instance's own dial ends, if one applies (§10.4).
     func holdBackEnd(_ s: Situation) -> Timestamp? {
-        guard s.yields, !s.isStatic, let since = s.heldBackSince else { return nil }
+        guard s.yields || s.inboundPending, !s.isStatic, let since = s.heldBackSince else { return nil }
         return since.adding(nanoseconds: holdBack)
     }
 

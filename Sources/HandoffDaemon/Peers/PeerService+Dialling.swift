@@ -41,12 +41,22 @@ extension PeerService {
         let missing = trustStore.all.filter { linked[$0.id] == nil }
         let members = Set(account.membership.members.map(\.id))
         let (keys, epoch) = (rotation.keys.map(\.key), PrivateAdvertisement.epoch(at: clock.now()))
+        let pending = inboundPending
         return DialFacts(
             isTrusted: { trustStore.isTrusted($0) }, isLinked: { linked[$0] != nil },
             isMember: { t in t.map { PrivateAdvertisement.verifies($0, keys: keys, epoch: epoch) } ?? false },
             trustedMissing: !missing.isEmpty, nonMemberMissing: missing.contains { !members.contains($0.id) },
             everyTrustedLinked: missing.isEmpty, advertisedName: advertisedName, canWatch: avahi != nil && accepting,
-            ownDeviceID: identity.deviceID)
+            ownDeviceID: identity.deviceID, inboundPending: { pending[DialFacts.host($0)] != nil })
+    }
+
+    /// A connection counted in `inboundPending` said hello (and became what it came for)
+    /// or ended: an instance at its address that waited for it is decided again.
+    func inboundSettled(from address: String) {
+        let host = DialFacts.host(address)
+        guard let count = inboundPending[host] else { return }
+        inboundPending[host] = count > 1 ? count - 1 : nil
+        perform(dialBook.inboundSettled(from: address, dialFacts, at: clock.now()))
     }
 
     /// Does what the dial book decided.

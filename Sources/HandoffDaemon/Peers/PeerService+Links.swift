@@ -26,6 +26,8 @@ extension PeerService {
         let ourInstance = purpose == .link ? await advertisedInstance : nil
         var attached: PeerLink?
         var early: EarlyEnd? = .closedBeforeHello
+        // One that came in is counted (`inboundPending`) until it said hello or ended.
+        var pendingFrom = dialled == nil ? channel.channel.remoteAddress?.ipAddress : nil
         do {
             try await channel.executeThenClose { inbound, outbound in
                 // Held from the start: a peer that answers our hello and closes at once (a
@@ -55,6 +57,7 @@ extension PeerService {
                     return  // trust withdrawn meanwhile (or a stranger let in to pair)
                 case .pair(let role):
                     early = nil
+                    if let from = pendingFrom { pendingFrom = nil; await inboundSettled(from: from) }
                     // The address we dialled keeps an IPv6 link-local scope; the socket's does not.
                     await pairing.exchange(with: peerID, name: hello.deviceName, address: pairingHost ?? remote, dialledAddress: pairingAddress,
                                     listenPort: hello.listenPort, certificate: try certificate.toDERBytes(), role: role,
@@ -62,6 +65,7 @@ extension PeerService {
                     return
                 case .stream:
                     early = nil
+                    if let from = pendingFrom { pendingFrom = nil; await inboundSettled(from: from) }
                     // Authenticated: the pre-authentication deadline and caps no longer apply.
                     try await channel.channel.pipeline.removeHandler(name: PreAuthenticationDeadline.name).get()
                     await peerStreams.serveStream(from: peerID, hello: hello, messages: &messages, outbound: outbound, channel: channel.channel)
@@ -81,6 +85,7 @@ extension PeerService {
                 guard await attach(link, service: dialled) else { return }
                 attached = link
                 await linked(link, certificate: try certificate.toDERBytes())
+                if let from = pendingFrom { pendingFrom = nil; await inboundSettled(from: from) }
                 // One writer drains the link's queue; this task reads.
                 async let writing: Void = PeerService.drain(queue, into: outbound, for: link)
                 do {
@@ -106,6 +111,7 @@ extension PeerService {
             // A reason the peer gave stands, even if answering it then failed.
             if early == .closedBeforeHello { early = .failed(DialFailure(error)) }
         }
+        if let from = pendingFrom { await inboundSettled(from: from) }
         if let attached { await detach(attached) }
         return early
     }

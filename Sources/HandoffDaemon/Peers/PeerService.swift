@@ -57,6 +57,9 @@ public actor PeerService: Service {
     /// `adopt`); false once the listener is closed and accepting has ended.
     var accepted: [PeerChannel] = []
     var accepting = true
+    /// Connections that came in and have not said hello yet, by the address they came
+    /// from: an instance found there waits for them rather than dialling too (`DialBook`).
+    var inboundPending: [Substring: Int] = [:]
     /// Continued here lately, for the apps launched to continue them.
     var continued = ContinuedActivities()
     /// Pairing by code (a service of its own; its connections come from here).
@@ -235,6 +238,7 @@ public actor PeerService: Service {
             return
         }
         accepted.append(channel)
+        if let remote = channel.channel.remoteAddress?.ipAddress { inboundPending[DialFacts.host(remote), default: 0] += 1 }
         work.yield(.serveAccepted)
     }
 
