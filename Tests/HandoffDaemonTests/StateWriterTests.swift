@@ -1,5 +1,6 @@
 import Foundation
 @testable import HandoffDaemon
+import NIOConcurrencyHelpers
 import HandoffTestSupport
 import Testing
 
@@ -7,6 +8,8 @@ import Testing
 /// nothing temporary is left behind, and `settle` waits for the changes it is given.
 @Suite("State writer")
 struct StateWriterTests {
+    static let always = StateWriter.AheadClaim(stands: { true }, take: { true })
+
     func temporaryDirectory() throws -> String {
         let dir = NSTemporaryDirectory() + "state-writer-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -72,6 +75,78 @@ struct StateWriterTests {
             await #expect(throws: (any Error).self) { _ = try await writer.prepare([1, 2, 3], to: "/dev/null/x.json") }
         }
         #expect(tickets.all.isEmpty)
+    }
+
+    /// A change written ahead (issue 43 part 6): in place when the caller hears of it, as
+    /// one step in the queue's order, and counted among the request's changes; not put in
+    /// place when its claim fails (what it was decided from changed: the caller decides
+    /// again); of two decided from the same state, only the first that claims.
+    @Test func aChangeWrittenAheadIsInPlaceOnlyIfItsClaimStands() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let queue = DispatchQueue(label: "test.state-writer")
+        let writer = StateWriter(queue: queue)
+        let path = dir + "/sub/a.json"
+        let tickets = StateWriter.Tickets()
+        let written = try await StateWriter.$requestTickets.withValue(tickets) { try await writer.writeAhead(Array("ahead".utf8), to: path, claim: Self.always) }
+        #expect(written)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "ahead")
+        #expect(tickets.all.count == 1)
+        #expect(await writer.settle(tickets.all) == nil)
+
+        #expect(try await writer.writeAhead(Array("stale".utf8), to: path, claim: .init(stands: { false }, take: { false })) == false)
+        #expect(try await writer.writeAhead(Array("stale".utf8), to: path, claim: .init(stands: { true }, take: { false })) == false)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "ahead")
+
+        // Two decided from the same state, and a write queued behind them, the queue held:
+        // the first is put in place, the second's claim fails, and the write (decided
+        // later) is not what skips them.
+        let version = NIOLockedValueBox<UInt64>(0)
+        let claim = StateWriter.AheadClaim(stands: { version.withLockedValue { $0 == 0 } },
+                                           take: { version.withLockedValue { v in v == 0 ? { v += 1; return true }() : false } })
+        queue.suspend()
+        let first = Task { try await writer.writeAhead(Array("first".utf8), to: path, claim: claim) }
+        try await eventually("the first to be queued") { writer.pending(path) }
+        let second = Task { try await writer.writeAhead(Array("second".utf8), to: path, claim: claim) }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        writer.write(Array("later".utf8), to: path)
+        queue.resume()
+        #expect(try await first.value == true)
+        #expect(try await second.value == false)
+        await writer.settleAll()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "later")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/sub") == ["a.json"])
+        #expect(writer.lastFailure == nil)
+    }
+
+    /// A change whose file cannot be written ahead is refused in the caller, and what is
+    /// known of the file stays as it was: here an earlier flush that failed, whose content
+    /// (not the refused one) is written once the disk takes writes again.
+    @Test func aChangeRefusedAheadLeavesTheFileAndItsFailureAsTheyWere() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let writer = StateWriter()
+        // A file where the directory should be: writing under it fails.
+        #expect(FileManager.default.createFile(atPath: dir + "/sub", contents: Data()))
+        let path = dir + "/sub/a.json"
+        let tickets = StateWriter.Tickets()
+        StateWriter.$requestTickets.withValue(tickets) { writer.write(Array("kept".utf8), to: path) }
+        #expect(await writer.settle(tickets.all) != nil)
+        #expect(writer.flushFailed(path))
+
+        let refused = StateWriter.Tickets()
+        await StateWriter.$requestTickets.withValue(refused) {
+            await #expect(throws: (any Error).self) { _ = try await writer.writeAhead(Array("refused".utf8), to: path, claim: Self.always) }
+        }
+        #expect(await writer.settle(refused.all) == nil, "the refusal is the caller's error, not the request's flush")
+        #expect(writer.flushFailed(path), "still behind memory")
+
+        try FileManager.default.removeItem(atPath: dir + "/sub")
+        let later = StateWriter.Tickets()
+        StateWriter.$requestTickets.withValue(later) { writer.write(Array("other".utf8), to: dir + "/b.json") }
+        #expect(await writer.settle(later.all) == nil)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "kept")
+        #expect(!writer.flushFailed(path))
     }
 
     /// A queued write that cannot be carried out is reported to the request that asked.

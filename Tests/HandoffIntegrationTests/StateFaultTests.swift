@@ -294,14 +294,15 @@ struct StateFaultTests {
                 #expect(r.status == 0, "handoffctl \(command.joined(separator: " ")): \(r)")
             }
             let client = HandoffClient(socketPath: daemon.socketPath)
-            // Two more changes queue behind it; the first of them is superseded by the second
-            // before the disk is back, and its request waits for the second to be flushed.
-            var queued = AtomicNames.temporaries(in: backing).count
+            // Two more changes queue behind it, each decided and written in its turn once the
+            // disk is back (so nothing of theirs is on disk yet).
+            func aheadWrites() -> Int { daemon.log().components(separatedBy: "waits for the one before it").count - 1 }
+            var queued = aheadWrites()
             let second = Task { try await handoffctl(["become-current", "--type", "org.example.second"]) }
-            try await eventually(timeout: 10, "the second change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
-            queued = AtomicNames.temporaries(in: backing).count
+            try await eventually(timeout: 10, "the second change to wait for the disk") { aheadWrites() > queued }
+            queued = aheadWrites()
             let third = Task { try await handoffctl(["become-current", "--type", "org.example.third"]) }
-            try await eventually(timeout: 10, "the third change's temporary file") { AtomicNames.temporaries(in: backing).count > queued }
+            try await eventually(timeout: 10, "the third change to wait for the disk") { aheadWrites() > queued }
             // ...while the stalled change is still not in place: the disk still holds it.
             #expect(FileManager.default.fileExists(atPath: stall))
             #expect(try savedTypes(daemon) == ["org.example.first"])

@@ -15,6 +15,13 @@ extension ActivityRegistry {
             }
             throw HandoffError(.notFound, code: "not_offered", message: "that activity is not offered any more")
         }
+        // Offered ahead of its save: served as the change will make it (daemon-owned, so
+        // there is no owner to ask for a fresher payload).
+        if let ahead = offeredAhead[id] {
+            var record = ActivityTable.record(ahead.entry)
+            record.stale = ahead.entry.activity.needsSave  // as `snapshot` says of one nobody can refresh
+            return record
+        }
         let record = try await snapshot(id.rawValue)
         // The wait for will-save may have changed what is offered: check again.
         guard let still = lastOffer, still.id == id, peer.map(still.isFor) ?? true, record.activity.eligibleForHandoff else {
@@ -31,7 +38,7 @@ extension ActivityRegistry {
 
     /// Who serves an activity's continuation streams, for a peer's stream request.
     public func streamSource(for id: ActivityID, document: Bool = false, peer: DeviceID? = nil) throws(HandoffError) -> StreamSource {
-        guard let e = table.entries[id], !ActivityTable.isFinal(e.state), e.targets.isEmpty || peer.map(e.targets.contains) ?? true else {
+        guard let e = offeredAhead[id]?.entry ?? table.entries[id], !ActivityTable.isFinal(e.state), e.targets.isEmpty || peer.map(e.targets.contains) ?? true else {
             throw HandoffError(.notFound, code: "not_offered", message: "that activity is not available on this device any more")
         }
         if document {

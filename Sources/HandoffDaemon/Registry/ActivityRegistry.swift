@@ -58,10 +58,11 @@ public actor ActivityRegistry {
     private var lastSaved: SavedActivities?
 
     /// What is decided: the activities, their states and owners (no I/O, no time).
-    private(set) var table: ActivityTable { didSet { generation &+= 1 } }
-    /// Counts the table's changes: a save ahead that waited for the disk knows whether the
-    /// table changed meanwhile (the actor takes other calls while it waits).
-    private var generation: UInt64 = 0
+    private(set) var table: ActivityTable { didSet { version.withLockedValue { $0 &+= 1 } } }
+    /// Counts the table's changes, and the saves ahead that claimed the file (`saveAhead`):
+    /// the writer's thread reads it too. A save ahead that waited for the disk knows from it
+    /// whether the table changed meanwhile (the actor takes other calls while it waits).
+    private let version = NIOLockedValueBox<UInt64>(0)
     private var pendingSaves: [ActivityID: PendingSave] = [:]
     private var expiryTask: ScheduledTimer?
     private var expiryDue: Timestamp?
@@ -71,7 +72,13 @@ public actor ActivityRegistry {
     private let offerWatchers = NIOLockedValueBox<[Int: AsyncStream<OfferedActivity?>.Continuation]>([:])
     private var nextWatcher = 0
     private(set) var lastOffer: OfferedActivity?
-
+    /// The activity offered to peers ahead of its save (`saveAhead`), as the change will
+    /// make it, by which save offered it: a peer that fetches it meanwhile is served this.
+    private(set) var offeredAhead: [ActivityID: (save: UInt64, entry: Entry)] = [:]
+    private var aheadSaves: UInt64 = 0
+    /// A change written ahead is under way; who waits for their turn (`aheadTurn`).
+    private var aheadBusy = false
+    private var aheadWaiting: [CheckedContinuation<Void, Never>] = []
     public init(settings: Settings, store: ActivityStore?, logger: Logger) {
         self.init(settings: settings, store: store, logger: logger, clock: SystemClock(),
                   timers: EventLoopTimers(loop: MultiThreadedEventLoopGroup.singleton.any()))
@@ -142,6 +149,8 @@ public actor ActivityRegistry {
 
     public func becomeCurrent(_ draft: ActivityDraft, session: String?, streamFile: String? = nil,
                               document: (file: String, reference: DocumentReference)? = nil, targets: [DeviceID] = []) async throws(HandoffError) -> ActivityRecord {
+        let turn = await aheadTurn(session == nil)
+        defer { endTurn(turn) }
         while true {
             if let made = try await becomeCurrentOnce(draft, session: session, streamFile: streamFile, document: document, targets: targets) { return made }
         }
@@ -190,6 +199,8 @@ public actor ActivityRegistry {
 
     /// Makes an existing (resigned) activity current again.
     public func becomeCurrent(existing ref: String) async throws(HandoffError) -> ActivityRecord {
+        let turn = await aheadTurn((try? table.entry(ref, allowFinal: false))?.owner == .daemon)
+        defer { endTurn(turn) }
         while true {
             let e = try table.entry(ref, allowFinal: false)
             if e.owner == .daemon, e.state != .current {
@@ -209,6 +220,8 @@ public actor ActivityRegistry {
     }
 
     public func update(_ ref: String, _ update: ActivityUpdate) async throws(HandoffError) -> ActivityRecord {
+        let turn = await aheadTurn((try? table.entry(ref, allowFinal: false))?.owner == .daemon)
+        defer { endTurn(turn) }
         while true {
             if let updated = try await updateOnce(ref, update) { return updated }
         }
@@ -365,35 +378,92 @@ public actor ActivityRegistry {
     /// changes, for changes that must survive a restart (making or changing one): on a
     /// full disk the request is refused and nothing changes, rather than keeping in
     /// memory what a restart would lose. `persist()` afterwards finds the same snapshot
-    /// and writes nothing more. The temporary file is written off the actor (a disk that
-    /// hangs holds up this change only); returns false when the table changed meanwhile:
-    /// the caller checks the request again against the table as it is now.
+    /// and writes nothing more. The file is written off the actor (a disk that hangs holds
+    /// up this change only); returns false when the table changed meanwhile: the caller
+    /// checks the request again against the table as it is now.
+    ///
+    /// Peers are offered what the change makes at once, not after the disk: the offer is
+    /// withdrawn if the change is refused (a full disk shows as the temporary file's write
+    /// fails, within a millisecond), and a peer that fetches it meanwhile gets it.
     private func saveAhead(_ what: String, _ change: (inout ActivityTable) -> Void) async throws(HandoffError) -> Bool {
         guard let store else { return true }
-        let snapshot = table.saved(after: change)
+        var changed = table
+        change(&changed)
+        let snapshot = changed.saved
         forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return true }
-        let seen = generation
-        let pending: AtomicFile.Pending
+        let seen = version.withLockedValue { $0 }
+        let ahead = offerAhead(changed)
+        let written: Bool
+        // Put in place only if the table is still as `snapshot` was decided from, and then
+        // no other save decided from it is (what makes a full disk refuse with nothing
+        // changed, and keeps an older state from landing over a newer one).
+        let claim = StateWriter.AheadClaim(stands: { [version] in version.withLockedValue { $0 == seen } }, take: { [version] in
+            version.withLockedValue { v in
+                guard v == seen else { return false }
+                v &+= 1
+                return true
+            }
+        })
+        logger.debug("writing activities ahead of a change", metadata: ["change": "\(what)"])
         do {
-            pending = try await store.prepare(snapshot)
+            written = try await store.writeAhead(snapshot, claim: claim)
         } catch {
+            endAhead(ahead, withdrawing: true)
             logger.error("could not save activities; the request is refused", metadata: ["error": "\(error)"])
             throw .notSaved(what, error)
         }
-        guard generation == seen else {
-            StateWriter.shared.discard(pending)
+        guard written, version.withLockedValue({ $0 }) == seen &+ 1 else {
+            endAhead(ahead, withdrawing: true)
             return false
         }
-        StateWriter.shared.commit(pending)
+        // The caller makes the change before anything else runs here: what was offered stands.
+        endAhead(ahead, withdrawing: false)
         lastSaved = snapshot
         return true
+    }
+
+    /// Changes written ahead take turns, in the order they came: each is decided from the
+    /// table as the one before left it, so none is decided twice for another's sake (they
+    /// all would be, over and over, with their claims racing; and a request resumed from
+    /// the disk may reach the actor after one that came later). Other changes do not wait.
+    private func aheadTurn(_ needed: Bool) async -> Bool {
+        guard needed, store != nil else { return false }
+        if aheadBusy {
+            logger.debug("a change to save waits for the one before it", metadata: ["waiting": "\(aheadWaiting.count + 1)"])
+            await withCheckedContinuation { aheadWaiting.append($0) }
+        } else {
+            aheadBusy = true
+        }
+        return true
+    }
+
+    private func endTurn(_ turn: Bool) {
+        guard turn else { return }
+        if aheadWaiting.isEmpty { aheadBusy = false } else { aheadWaiting.removeFirst().resume() }
+    }
+
+    /// Offers peers what `changed` offers, ahead of its save; nil if that is what they have.
+    private func offerAhead(_ changed: ActivityTable) -> UInt64? {
+        let offer = changed.offer(at: clock.now())
+        guard offer != lastOffer else { return nil }
+        aheadSaves += 1
+        if let offer, let entry = changed.entries[offer.id] { offeredAhead[offer.id] = (aheadSaves, entry) }
+        publish(offer)
+        return aheadSaves
+    }
+
+    /// A save ahead ended; `withdrawing`: its change was not made, so peers are offered
+    /// what the table offers again.
+    private func endAhead(_ save: UInt64?, withdrawing: Bool) {
+        if let save { offeredAhead = offeredAhead.filter { $0.value.save != save } }
+        if withdrawing { offerChanged() }
     }
 
     /// A save whose flush failed (after the request that made it was answered 507) is not
     /// on disk: the same snapshot must be written again, not skipped as saved.
     private func forgetUnflushedSave(_ store: ActivityStore) {
-        if StateWriter.shared.flushFailed(store.path) { lastSaved = nil }
+        if store.writer.flushFailed(store.path) { lastSaved = nil }
     }
 
     // MARK: - What peers see
@@ -410,8 +480,9 @@ public actor ActivityRegistry {
         return stream
     }
 
-    private func offerChanged() {
-        let offer = table.offer(at: clock.now())
+    private func offerChanged() { publish(table.offer(at: clock.now())) }
+
+    private func publish(_ offer: OfferedActivity?) {
         guard offer != lastOffer else { return }
         lastOffer = offer
         for c in offerWatchers.withLockedValue({ Array($0.values) }) { c.yield(offer) }

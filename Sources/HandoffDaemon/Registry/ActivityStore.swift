@@ -34,18 +34,26 @@ public struct ActivityStore: Sendable {
 
     static let fileName = "activities.json"
 
+    /// Who carries out its writes (one for the daemon; a test may bring its own).
+    let writer: StateWriter
+
     public init(stateDirectory: String) {
+        self.init(stateDirectory: stateDirectory, writer: .shared)
+    }
+
+    init(stateDirectory: String, writer: StateWriter) {
         path = stateDirectory + "/" + Self.fileName
+        self.writer = writer
     }
 
     /// Queues the saving of `saved` (see `StateWriter.write`).
     func save(_ saved: SavedActivities, holdingTheRequest: Bool = true) {
-        StateWriter.shared.write(Self.bytes(saved), to: path, holdingTheRequest: holdingTheRequest)
+        writer.write(Self.bytes(saved), to: path, holdingTheRequest: holdingTheRequest)
     }
 
-    /// Writes `saved` to a temporary file, to `StateWriter.commit` once the change stands.
-    func prepare(_ saved: SavedActivities) async throws -> AtomicFile.Pending {
-        try await StateWriter.shared.prepare(Self.bytes(saved), to: path)
+    /// Writes `saved` ahead of the change it describes (`StateWriter.writeAhead`).
+    func writeAhead(_ saved: SavedActivities, claim: StateWriter.AheadClaim) async throws -> Bool {
+        try await writer.writeAhead(Self.bytes(saved), to: path, claim: claim)
     }
 
     static func bytes(_ saved: SavedActivities) -> [UInt8] {

@@ -16,7 +16,7 @@ enum AtomicFile {
     }
 
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
-        try commit(try prepare(bytes, to: path, mode: mode))
+        try commit(try prepare(bytes, to: path, mode: mode, keepingOpen: true))
     }
 
     /// A new content written beside its file, not yet flushed nor in place.
@@ -26,6 +26,9 @@ enum AtomicFile {
         /// What the temporary file holds, to write it again if its flush fails.
         let bytes: [UInt8]
         let mode: mode_t
+        /// Still open for the flush, when `commit` follows at once (`keepingOpen`): the file
+        /// is not opened a second time.
+        var descriptor: Int32? = nil
     }
 
     private static let sequence = NIOLockedValueBox<UInt64>(0)
@@ -33,7 +36,8 @@ enum AtomicFile {
     /// The first half of `write`: the new content in a temporary file of its own beside
     /// `path` (so a full disk fails here, before anything changes). `makingDirectory`:
     /// creates `path`'s directory first if it is missing.
-    static func prepare(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, makingDirectory: Bool = false) throws -> Pending {
+    /// `keepingOpen`: the caller commits at once, so the descriptor stays open for it.
+    static func prepare(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, makingDirectory: Bool = false, keepingOpen: Bool = false) throws -> Pending {
         let n = sequence.withLockedValue { n -> UInt64 in n += 1; return n }
         let tmp = path + ".tmp-\(getpid())-\(n)"
         var fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
@@ -46,20 +50,33 @@ enum AtomicFile {
         bytes.withUnsafeBytes { buf in
             do throws(WriteFailure) { try writeAll(fd, buf) } catch { failure = error.reason }
         }
-        if close(fd) != 0 && failure == nil { failure = errnoText() }
+        if failure != nil || !keepingOpen {
+            if close(fd) != 0 && failure == nil { failure = errnoText() }
+        }
         if let failure { unlink(tmp); throw Failure(description: "cannot write \(tmp): \(failure)") }
-        return Pending(temporary: tmp, path: path, bytes: bytes, mode: mode)
+        return Pending(temporary: tmp, path: path, bytes: bytes, mode: mode, descriptor: keepingOpen ? fd : nil)
     }
 
     /// The second half: flush the new content, put it in place, flush the directory. Only
     /// after the rename is the new content what a restart reads; only after the fsyncs is
     /// it what a power cut leaves.
     static func commit(_ p: Pending) throws {
-        let fd = open(p.temporary, O_RDONLY | O_CLOEXEC)
+        _ = try commit(p, claiming: { true })
+    }
+
+    /// `commit`, put in place only if `claim` (asked once the content is flushed, or its
+    /// flush failed) says the change stands; false: removed, the file as it was, and false.
+    static func commit(_ p: Pending, claiming claim: () -> Bool) throws -> Bool {
+        let fd = p.descriptor ?? open(p.temporary, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: "cannot open \(p.temporary): \(errnoText())") }
-        let synced = fsync(fd) == 0
-        let err = errnoText()
-        close(fd)
+        var synced = fsync(fd) == 0
+        var err = errnoText()
+        // A write the kernel took may fail only now, at close (NFS reports it here).
+        if close(fd) != 0, synced, p.descriptor != nil { (synced, err) = (false, errnoText()) }
+        guard claim() else {
+            unlink(p.temporary)
+            return false
+        }
         guard synced else { unlink(p.temporary); throw Failure(description: "cannot write \(p.temporary): \(err)") }
         guard rename(p.temporary, p.path) == 0 else {
             let e = errnoText()
@@ -73,6 +90,7 @@ enum AtomicFile {
             _ = fsync(dfd)
             close(dfd)
         }
+        return true
     }
 
     /// Removes the temporary files a daemon that died mid-write left in `directory`:

@@ -15,6 +15,8 @@ import Glibc
 ///   fsync. What it meets (a full disk too) is logged and reported by `settle`.
 /// - `prepare` (awaited: the temporary file, on a queue of its own) and then `commit`, for
 ///   a change that must be refused, with nothing changed, when its file cannot be written.
+/// - `writeAhead` (awaited) does both as one step in the queue's order, for a caller that
+///   need not look at anything between them: one trip to the disk's thread, not two.
 ///
 /// Changes are carried out in the order they were queued (`write` and `commit` number them),
 /// so the last one asked for is the one left in place; `remove` is queued the same way.
@@ -38,14 +40,37 @@ final class StateWriter: Sendable {
         /// Content still to be written to a temporary file.
         case write([UInt8], path: String, mode: mode_t)
         case remove(String)
+        /// Content to write ahead of a change, and the caller waiting to hear how it went.
+        case ahead([UInt8], path: String, mode: mode_t, claim: AheadClaim, CheckedContinuation<AheadOutcome, Never>)
 
         var path: String {
             switch self {
             case .commit(let p): p.path
             case .write(_, let path, _): path
             case .remove(let path): path
+            case .ahead(_, let path, _, _, _): path
             }
         }
+    }
+
+    /// What a change written ahead was decided from, as the writer's thread asks it.
+    struct AheadClaim: Sendable {
+        /// Whether it still stands: asked before anything is written, so that a change
+        /// left behind while it was queued costs no write.
+        let stands: @Sendable () -> Bool
+        /// Whether it still stands, and if so that nothing else decided from the same
+        /// state may claim it any more: asked once the content is flushed, just before the
+        /// rename.
+        let take: @Sendable () -> Bool
+    }
+
+    enum AheadOutcome: Sendable {
+        /// In place (or its flush failed, which `settle` reports as for `write`).
+        case written
+        /// Its claim failed: what it was decided from changed meanwhile.
+        case superseded
+        /// The temporary file could not be written: nothing changed.
+        case refused(any Error)
     }
 
     private struct Waiter {
@@ -92,14 +117,15 @@ final class StateWriter: Sendable {
         }
     }
 
-    private let queue = DispatchQueue(label: "handoff.state-writer")
+    private let queue: DispatchQueue
     /// Temporary files for `prepare`: not behind the flushes of `queue`, which a disk that
     /// stalls on fsync holds up.
     private let prepareQueue = DispatchQueue(label: "handoff.state-writer.prepare")
     private let state = NIOLockedValueBox(State())
     private let logger = Logger(label: "handoffd")
 
-    init() {}
+    /// `queue`: where changes are carried out, in order (a test may suspend it).
+    init(queue: DispatchQueue = DispatchQueue(label: "handoff.state-writer")) { self.queue = queue }
 
     /// Writes `bytes` to `path` as `AtomicFile.write` does, creating its directory if need
     /// be; returns at once. What the writing meets is logged and reported by `settle`.
@@ -118,6 +144,25 @@ final class StateWriter: Sendable {
         }
     }
 
+    /// Writes `bytes` to `path` ahead of a change that must be refused, with nothing changed,
+    /// when its file cannot be written: the temporary file, its flush, the rename and the
+    /// directory's flush, one step in the queue's order, while the caller waits. Throws when
+    /// the temporary file could not be written (a full disk: nothing changed, on disk
+    /// either); a flush that fails after that is reported to the request as `write`'s are.
+    ///
+    /// `claim` says, on the writer's thread, whether what `bytes` was decided from still
+    /// stands (`AheadClaim`). When it does not, the file is left as it was and this returns
+    /// false: the caller decides again. So no content decided from a state that another
+    /// change has left behind is ever put in place.
+    func writeAhead(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, claim: AheadClaim) async throws -> Bool {
+        let outcome = await withCheckedContinuation { c in enqueue(.ahead(bytes, path: path, mode: mode, claim: claim, c)) }
+        switch outcome {
+        case .written: return true
+        case .superseded: return false
+        case .refused(let error): throw error
+        }
+    }
+
     /// Queues a prepared content to be flushed and put in place; returns at once.
     func commit(_ pending: AtomicFile.Pending) {
         enqueue(.commit(pending))
@@ -132,6 +177,11 @@ final class StateWriter: Sendable {
     /// it back when it is flushed).
     func remove(_ path: String) {
         enqueue(.remove(path))
+    }
+
+    /// Whether a change of `path` is queued and not carried out yet.
+    func pending(_ path: String) -> Bool {
+        state.withLockedValue { $0.latest[path] != nil }
     }
 
     /// Whether the last flush of `path` failed, so that the file holds less than memory.
@@ -166,15 +216,41 @@ final class StateWriter: Sendable {
             return latest > ticket ? latest : nil
         }
         var failure: String?
+        var aheadOutcome: (CheckedContinuation<AheadOutcome, Never>, AheadOutcome)?
+        // Whether this change was carried out (or tried and failed): what the file holds
+        // is its doing, unless a newer change follows.
+        var carriedOut = newer == nil
         switch (change, newer) {
         case (.commit(let pending), .some):
             unlink(pending.temporary)
         case (.write, .some), (.remove, .some):
             break
+        case (.ahead(let bytes, let path, let mode, let claim, let c), _):
+            // Not skipped for a newer change: its claim says whether it still stands, and
+            // a newer change queued behind it was decided without it.
+            guard claim.stands() else {
+                carriedOut = false
+                aheadOutcome = (c, .superseded)
+                break
+            }
+            do {
+                let pending = try AtomicFile.prepare(bytes, to: path, mode: mode, makingDirectory: true, keepingOpen: true)
+                do {
+                    carriedOut = try AtomicFile.commit(pending, claiming: claim.take)
+                } catch {
+                    failure = "\(error)"
+                    carriedOut = true
+                }
+                aheadOutcome = (c, carriedOut ? .written : .superseded)
+            } catch {
+                // Refused: the file is as it was, and so is what is known of it.
+                carriedOut = false
+                aheadOutcome = (c, .refused(error))
+            }
         case (.commit(let pending), nil):
             do { try AtomicFile.commit(pending) } catch { failure = "\(error)" }
         case (.write(let bytes, let path, let mode), nil):
-            do { try AtomicFile.commit(AtomicFile.prepare(bytes, to: path, mode: mode, makingDirectory: true)) } catch { failure = "\(error)" }
+            do { try AtomicFile.commit(AtomicFile.prepare(bytes, to: path, mode: mode, makingDirectory: true, keepingOpen: true)) } catch { failure = "\(error)" }
         case (.remove(let path), nil):
             if unlink(path) != 0 && errno != ENOENT { failure = "cannot remove \(path): \(AtomicFile.errnoText())" }
         }
@@ -184,27 +260,30 @@ final class StateWriter: Sendable {
         let content: (bytes: [UInt8], mode: mode_t)?
         switch change {
         case .commit(let p): content = (p.bytes, p.mode)
-        case .write(let bytes, _, let mode): content = (bytes, mode)
+        case .write(let bytes, _, let mode), .ahead(let bytes, _, let mode, _, _): content = (bytes, mode)
         case .remove: content = nil
         }
+        let decided = carriedOut && newer == nil
+        // Not carried out for a newer change: the newer one carries its content.
+        let supersededBy = carriedOut || aheadOutcome != nil ? nil : newer
         let ready = state.withLockedValue { s -> [(CheckedContinuation<String?, Never>, String?)] in
-            if newer == nil {
+            if decided {
                 s.unsaved[path] = failure == nil ? nil : content
             }
             s.finished = ticket
             if s.latest[path] == ticket { s.latest[path] = nil }
-            if let newer { s.supersededBy[ticket] = newer }
+            if let supersededBy { s.supersededBy[ticket] = supersededBy }
             if let failure {
                 s.failures[ticket] = failure
                 s.failedPaths[path] = failure
-            } else if newer == nil {
+            } else if decided {
                 s.failedPaths[path] = nil
             }
             s.forgetOld()
             for i in s.waiters.indices where s.waiters[i].watched.contains(ticket) {
-                if let newer {
-                    s.waiters[i].watched.insert(newer)
-                    s.waiters[i].upTo = max(s.waiters[i].upTo, newer)
+                if let supersededBy {
+                    s.waiters[i].watched.insert(supersededBy)
+                    s.waiters[i].upTo = max(s.waiters[i].upTo, supersededBy)
                 }
                 if s.waiters[i].failure == nil, let failure { s.waiters[i].failure = failure }
             }
@@ -212,9 +291,10 @@ final class StateWriter: Sendable {
             s.waiters.removeAll { $0.upTo <= ticket }
             return due.map { ($0.resume, $0.failure) }
         }
-        if newer == nil {
+        if decided {
             if failure == nil { retryUnsaved() } else { scheduleRetry() }
         }
+        if let (c, outcome) = aheadOutcome { c.resume(returning: outcome) }
         for (resume, failure) in ready { resume.resume(returning: failure) }
     }
 
@@ -225,7 +305,7 @@ final class StateWriter: Sendable {
         let due = state.withLockedValue { s in s.unsaved.filter { s.latest[$0.key] == nil } }
         for (path, content) in due.sorted(by: { $0.key < $1.key }) {
             do {
-                try AtomicFile.commit(AtomicFile.prepare(content.bytes, to: path, mode: content.mode, makingDirectory: true))
+                try AtomicFile.commit(AtomicFile.prepare(content.bytes, to: path, mode: content.mode, makingDirectory: true, keepingOpen: true))
             } catch {
                 continue
             }
