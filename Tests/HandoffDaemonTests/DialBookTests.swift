@@ -207,7 +207,13 @@ struct DialBookTests {
         _ = own.dialFinished(ours.key, verdict: .ourselves, failure: nil, facts, at: Self.at(1))
         _ = own.unlinked(Self.peer, wasAt: was, facts, at: Self.at(10))
         #expect(own.retryDue(was.key, facts, at: Self.at(10)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
-
+        // ...also when it was never dialled to learn so (found while every trusted device
+        // was linked): its name is the one we advertise. (CI, stop 50: both sides' own
+        // instances kept a dead link from being dialled for good.)
+        var undialled = DialBook(policy: DialPolicy())
+        #expect(undialled.found(ours, linkedAs: nil, Self.facts(own: Self.small, linked: [Self.peer]), at: Self.t0) == [])
+        _ = undialled.unlinked(Self.peer, wasAt: was, facts, at: Self.at(10))
+        #expect(undialled.retryDue(was.key, facts, at: Self.at(10)) == [.dial(was.key, address: "10.0.0.2", port: 4242)])
         // An instance not identified yet whose tag checks out may be the peer under a new name.
         var other = DialBook(policy: DialPolicy())
         _ = other.found(Self.service("z"), linkedAs: nil, facts, at: Self.t0)

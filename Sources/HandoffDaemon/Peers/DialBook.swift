@@ -237,9 +237,12 @@ struct DialBook {
 
     /// Whether an instance mDNS found is, or may be, `device`: identified as it, or not
     /// identified yet with a tag that checks out (a member, so perhaps it under a new name).
+    /// Not our own: its tag checks out too, and it may never have been dialled to learn it
+    /// is ours (found while every trusted device was linked); its name is the one we
+    /// advertise.
     private func mayBeFound(_ device: DeviceID, _ facts: DialFacts) -> Bool {
         services.values.contains { s in
-            !s.isLastLink && !s.gone && !s.isSelf  // our own instance's tag checks out too
+            !s.isLastLink && !s.gone && !s.isSelf && !(s.service.key.domain == "local" && s.service.key.name == facts.advertisedName)
                 && (s.deviceID == device || (s.deviceID == nil && facts.isMember(s.service.txt["t"])))
         }
     }
