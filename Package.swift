@@ -114,6 +114,11 @@ let package = Package(
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "Logging", package: "swift-log")]),
+        // The KDE Connect protocol (Docs/KDEConnect.md): packets, identities, the verification
+        // key and pairing, as values. No I/O.
+        .target(
+            name: "HandoffKDEConnect",
+            dependencies: ["HandoffCore", .product(name: "Crypto", package: "swift-crypto")]),
         // DNS-SD advertisement and discovery through avahi-daemon.
         .target(
             name: "HandoffAvahi",
@@ -218,6 +223,7 @@ let package = Package(
                                                                // To make a database as an earlier version left it.
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
+        .testTarget(name: "HandoffKDEConnectTests", dependencies: ["HandoffKDEConnect", "HandoffCore", .product(name: "Crypto", package: "swift-crypto")]),
         // Every fuzz target's body (Tests/Fuzz/FuzzBodies, shared with scripts/dev/fuzz's libFuzzer
         // build) over its committed corpus and mutations of it, in the suite's own build.
         .testTarget(
