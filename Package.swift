@@ -9,6 +9,7 @@ import PackageDescription
 //     <-  HandoffPeerProtocol (messages between workstations; uses HandoffStreamFrames)
 //     <-  HandoffHistoryProtocol (handoffd <-> its history helper; carries HandoffControlAPI's
 //                                 HistoryEntry)  <-  HandoffHistory  <-  HistoryProgram
+//     <-  HandoffKDEConnect (the KDE Connect protocol's packets, identities and pairing)
 //   all of them  <-  HandoffDaemon  <-  HandoffdProgram
 // On top, four executables, each a thin main over its program's module: handoffd,
 // handoffctl, handoff-history, and handoff-session, which is also handoff-browser-host
@@ -43,6 +44,7 @@ let package = Package(
         .library(name: "HandoffPeerProtocol", targets: ["HandoffPeerProtocol"]),
         .library(name: "HandoffStreamFrames", targets: ["HandoffStreamFrames"]),
         .library(name: "HandoffHistoryProtocol", targets: ["HandoffHistoryProtocol"]),
+        .library(name: "HandoffKDEConnect", targets: ["HandoffKDEConnect"]),
         .library(name: "HandoffDaemon", targets: ["HandoffDaemon"]),
         .library(name: "HandoffDesktop", targets: ["HandoffDesktop"]),
     ],
@@ -55,6 +57,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
@@ -118,7 +121,8 @@ let package = Package(
         // key and pairing, as values. No I/O.
         .target(
             name: "HandoffKDEConnect",
-            dependencies: ["HandoffCore", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: ["HandoffCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                           .product(name: "SwiftASN1", package: "swift-asn1")]),
         // DNS-SD advertisement and discovery through avahi-daemon.
         .target(
             name: "HandoffAvahi",
@@ -223,19 +227,20 @@ let package = Package(
                                                                // To make a database as an earlier version left it.
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
-        .testTarget(name: "HandoffKDEConnectTests", dependencies: ["HandoffKDEConnect", "HandoffCore", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "HandoffKDEConnectTests", dependencies: ["HandoffKDEConnect", "HandoffCore", .product(name: "Crypto", package: "swift-crypto"),
+                                                                  .product(name: "X509", package: "swift-certificates")]),
         // Every fuzz target's body (Tests/Fuzz/FuzzBodies, shared with scripts/dev/fuzz's libFuzzer
         // build) over its committed corpus and mutations of it, in the suite's own build.
         .testTarget(
             name: "HandoffFuzzCorpusTests",
             dependencies: ["HandoffCore", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol", "HandoffHistoryProtocol",
-                           "HandoffDaemon", "HandoffDesktop",
+                           "HandoffDaemon", "HandoffDesktop", "HandoffKDEConnect",
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/Fuzz",
             // The corpora are read at run time; the libFuzzer entries are scripts/dev/fuzz's.
             exclude: ["corpus", "FuzzSupport", "fuzz-json", "fuzz-plist", "fuzz-peer-message", "fuzz-frames", "fuzz-account",
-                      "fuzz-kept", "fuzz-local-input", "fuzz-pairing"],
+                      "fuzz-kept", "fuzz-local-input", "fuzz-pairing", "fuzz-kdeconnect"],
             sources: ["FuzzBodies", "CorpusTests"]),
         .testTarget(
             name: "HandoffIntegrationTests",
