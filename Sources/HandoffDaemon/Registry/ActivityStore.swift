@@ -52,7 +52,7 @@ public struct ActivityStore: Sendable {
     }
 
     /// Writes `saved` ahead of the change it describes (`StateWriter.writeAhead`).
-    func writeAhead(_ saved: SavedActivities, claim: StateWriter.AheadClaim) async throws -> Bool {
+    nonisolated(nonsending) func writeAhead(_ saved: SavedActivities, claim: StateWriter.AheadClaim) async throws -> Bool {
         try await writer.writeAhead(Self.bytes(saved), to: path, claim: claim)
     }
 

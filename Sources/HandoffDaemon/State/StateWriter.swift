@@ -154,7 +154,9 @@ final class StateWriter: Sendable {
     /// stands (`AheadClaim`). When it does not, the file is left as it was and this returns
     /// false: the caller decides again. So no content decided from a state that another
     /// change has left behind is ever put in place.
-    func writeAhead(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, claim: AheadClaim) async throws -> Bool {
+    // nonsending: the caller's actor resumes straight from the writer's thread, not through
+    // the global executor first.
+    nonisolated(nonsending) func writeAhead(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600, claim: AheadClaim) async throws -> Bool {
         let outcome = await withCheckedContinuation { c in enqueue(.ahead(bytes, path: path, mode: mode, claim: claim, c)) }
         switch outcome {
         case .written: return true
