@@ -76,6 +76,9 @@ public actor ActivityRegistry {
     /// make it, by which save offered it: a peer that fetches it meanwhile is served this.
     private(set) var offeredAhead: [ActivityID: (save: UInt64, entry: Entry)] = [:]
     private var aheadSaves: UInt64 = 0
+    /// `saveAhead` saved what the table is about to become, and its caller's `persist()`,
+    /// right after the change, has not run yet.
+    private var savedAhead = false
     /// A change written ahead is under way; who waits for their turn (`aheadTurn`).
     private var aheadBusy = false
     private var aheadWaiting: [CheckedContinuation<Void, Never>] = []
@@ -367,6 +370,12 @@ public actor ActivityRegistry {
         // their link to this daemon ends with it, and with the link, the offer there.
         defer { offerChanged() }
         guard let store else { return }
+        // Just written ahead, and made since with nothing between: the table is what was
+        // saved, and working that out again costs a walk over every entry it remembers.
+        if savedAhead {
+            savedAhead = false
+            return
+        }
         let snapshot = table.saved
         forgetUnflushedSave(store)
         guard snapshot != lastSaved else { return }
@@ -417,9 +426,11 @@ public actor ActivityRegistry {
             endAhead(ahead, withdrawing: true)
             return false
         }
-        // The caller makes the change before anything else runs here: what was offered stands.
+        // The caller makes the change before anything else runs here: what was offered stands,
+        // and its `persist()` finds the table as saved.
         endAhead(ahead, withdrawing: false)
         lastSaved = snapshot
+        savedAhead = true
         return true
     }
 
