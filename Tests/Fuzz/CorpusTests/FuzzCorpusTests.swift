@@ -9,7 +9,8 @@ import Testing
 /// did not repay. Long runs stay scripts/dev/fuzz's; `scripts/test --sanitize address` runs
 /// this test under AddressSanitizer.
 struct FuzzCorpusTests {
-    static let targets = ["fuzz-json", "fuzz-plist", "fuzz-peer-message", "fuzz-frames", "fuzz-account", "fuzz-kept", "fuzz-local-input", "fuzz-pairing"]
+    static let targets = ["fuzz-json", "fuzz-plist", "fuzz-peer-message", "fuzz-frames", "fuzz-account", "fuzz-kept", "fuzz-local-input", "fuzz-pairing",
+                          "fuzz-kdeconnect"]
 
     static func body(_ target: String) -> ([UInt8]) -> Void {
         switch target {
@@ -21,6 +22,7 @@ struct FuzzCorpusTests {
         case "fuzz-kept": KeptFuzzing.test
         case "fuzz-local-input": LocalInputFuzzing.test
         case "fuzz-pairing": PairingFuzzing.test
+        case "fuzz-kdeconnect": KDEConnectFuzzing.test
         default: { _ in Issue.record("no fuzz target \(target)") }
         }
     }
