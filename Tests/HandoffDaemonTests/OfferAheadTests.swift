@@ -18,11 +18,7 @@ struct OfferAheadTests {
                          store: ActivityStore(stateDirectory: directory, writer: writer), logger: Logger(label: "test"))
     }
 
-    func temporaryDirectory() throws -> String {
-        let dir = NSTemporaryDirectory() + "offer-ahead-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    func temporaryDirectory() throws -> String { try makeTemporaryDirectory("offer-ahead") }
 
     @Test func peersAreOfferedTheActivityWhileItsWriteWaits() async throws {
         let dir = try temporaryDirectory()

@@ -10,11 +10,7 @@ import Testing
 struct StateWriterTests {
     static let always = StateWriter.AheadClaim(stands: { true }, take: { true })
 
-    func temporaryDirectory() throws -> String {
-        let dir = NSTemporaryDirectory() + "state-writer-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    func temporaryDirectory() throws -> String { try makeTemporaryDirectory("state-writer") }
 
     @Test func theLastContentAskedForIsInPlaceAndNoTemporaryIsLeft() async throws {
         let dir = try temporaryDirectory()

@@ -1,6 +1,7 @@
 import HandoffControlAPI
 @testable import HandoffDaemon
 import HandoffCore
+import HandoffTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -12,11 +13,7 @@ import Glibc
 /// to open, that every byte lands in order, and how the request names it.
 @Suite("Stream file sink")
 struct StreamFileSinkTests {
-    func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/handoff-sink-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw SinkTestFailure("mkdtemp") }
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    func temporaryDirectory() throws -> String { try makeTemporaryDirectory("handoff-sink") }
 
     func make(_ path: String, _ bytes: [UInt8] = []) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
