@@ -131,7 +131,7 @@ let package = Package(
             name: "HandoffDaemon",
             dependencies: [
                 "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol",
-                "HandoffHistoryProtocol", "CHandoffSystem", "HandoffAvahi",
+                "HandoffHistoryProtocol", "CHandoffSystem", "HandoffAvahi", "HandoffKDEConnect",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -184,6 +184,19 @@ let package = Package(
         .target(
             name: "HistoryProgram",
             dependencies: ["HandoffHistory", "HandoffCore", "HandoffHistoryProtocol", .product(name: "Logging", package: "swift-log")]),
+        // The KDE Connect endpoint (Docs/KDEConnect.md): handoffd's file started by another
+        // name, a client of the local API like any app.
+        .target(
+            name: "KDEConnectProgram",
+            dependencies: [
+                "HandoffKDEConnect", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "BrowserHostProgram",
             dependencies: [
@@ -206,7 +219,7 @@ let package = Package(
         // which stays resident, and the loader's symbol lookups search it first
         // (Docs/Performance.md, "Idle memory", "Quicker CLI"). A no-op without the static
         // runtime.
-        .executableTarget(name: "handoffd", dependencies: ["HandoffdProgram", "HandoffSystem"],
+        .executableTarget(name: "handoffd", dependencies: ["HandoffdProgram", "KDEConnectProgram", "HandoffSystem"],
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),
         .executableTarget(name: "handoffctl", dependencies: ["HandoffCommands", "HandoffSystem"],
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux])), bindNow]),

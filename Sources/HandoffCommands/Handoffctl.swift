@@ -20,7 +20,7 @@ public struct Handoffctl: AsyncParsableCommand {
             StatusCommand.self, BecomeCurrentCommand.self, CurrentCommand.self, UpdateCommand.self,
             ResignCommand.self, InvalidateCommand.self, WatchCommand.self,
             IdCommand.self, TrustCommand.self, UntrustCommand.self, PeersCommand.self, ListCommand.self, ContinueCommand.self, PairCommand.self, DevicesCommand.self, RemoveCommand.self, SourcesCommand.self, HistoryCommand.self, StateCommand.self, DoctorCommand.self, ForgetCommand.self,
-            ClipboardCommand.self, CopyCommand.self, PasteCommand.self, OfferTerminalCommand.self, ShellIntegrationCommand.self,
+            ClipboardCommand.self, CopyCommand.self, PasteCommand.self, OfferTerminalCommand.self, ShellIntegrationCommand.self, KDEConnectCommand.self,
         ])
 
     public init() {}

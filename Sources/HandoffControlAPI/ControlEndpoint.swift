@@ -56,6 +56,9 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
     case withdrawClipboard
     case copyToClipboard
     case pasteClipboard
+    case kdeConnect
+    case setKDEConnect
+    case kdeConnectDevice
 
     /// The HTTP method and the path pattern.
     public var route: (method: String, pattern: String) {
@@ -113,6 +116,9 @@ public enum ControlEndpoint: CaseIterable, Sendable, Hashable {
         case .withdrawClipboard: ("DELETE", "/v1/clipboard")
         case .copyToClipboard: ("POST", "/v1/clipboard/copy")
         case .pasteClipboard: ("POST", "/v1/clipboard/paste")
+        case .kdeConnect: ("GET", "/v1/kdeconnect")
+        case .setKDEConnect: ("POST", "/v1/kdeconnect")
+        case .kdeConnectDevice: ("POST", "/v1/kdeconnect/devices/{device}")
         }
     }
 

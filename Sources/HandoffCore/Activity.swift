@@ -92,3 +92,9 @@ extension WellKnownActivityType {
     /// The continuing side plays it from that position in a media player (MPRIS).
     public static let media = "handoff.media"
 }
+
+extension WellKnownActivityType {
+    /// "The user shared this text" (from a phone, by KDE Connect): `userInfo` has `text`.
+    /// The continuing side offers it to paste (the clipboard) or shows it.
+    public static let text = "handoff.text"
+}

@@ -134,7 +134,13 @@ public struct Daemon: Sendable {
             ("clipboard", { await clipboard.sessionEnded($0) }),
         ])
         await registry.onSessionClosed(sessionEndings.ended)
+        // Off until the user turns it on; then its own process (Docs/KDEConnect.md).
+        let kdeConnect = KDEConnectService(
+            stateDirectory: config.stateDirectory,
+            arguments: ["--name", config.deviceName, "--socket", listener.path, "--log-level", "\(logger.logLevel)"],
+            group: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, peerStreams: peerStreams, pairing: pairing, streams: streams, agent: agent, history: history, restoration: restoration,
+                                   kdeConnect: kdeConnect,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, restart: restart, status: {
             let (discoveryAvailable, discoveryDetail) = await peers.discoveryState()
             return DaemonStatus(
@@ -193,6 +199,7 @@ public struct Daemon: Sendable {
             services.append(.init(service: LifetimeService("mDNS discovery", start: { try avahi.start() }, stop: { avahi.stop() })))
         }
         services.append(.init(service: peers))
+        services.append(.init(service: LifetimeService("KDE Connect", start: { await kdeConnect.start() }, stop: { await kdeConnect.stop() })))
         let group = ServiceGroup(configuration: .init(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

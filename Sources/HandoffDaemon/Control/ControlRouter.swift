@@ -15,6 +15,7 @@ struct ControlRouter: Sendable {
     let agent: SessionAgentBroker
     let history: ActivityHistory?
     let restoration: RestorationStore
+    let kdeConnect: KDEConnectService
     let stateDirectory: String
     /// `synced-root` lines of the configuration, for document references.
     let configuredRoots: [(name: String, path: String)]
@@ -186,6 +187,17 @@ struct ControlRouter: Sendable {
                     throw HandoffError(.notFound, code: "unknown_request", message: "no sources request \(id) is waiting for an answer (it may have timed out)")
                 }
                 return .ok(Acknowledgement.answered(sources: id).json)
+            case .kdeConnect:
+                return .ok(await kdeConnect.status().json)
+            case .setKDEConnect:
+                let body = try SetKDEConnectRequest(body: try request.jsonObject())
+                return .ok(try await kdeConnect.set(enabled: body.enabled).json)
+            case .kdeConnectDevice:
+                let body = try KDEConnectDeviceRequest(body: try request.jsonObject())
+                guard let device = PercentEncoding.decode(Substring(id)), !device.isEmpty, device.utf8.count <= 256 else {
+                    throw HandoffError.badRequest("name a KDE Connect device by its id or name (percent-encoded), at most 256 bytes")
+                }
+                return .ok(try await kdeConnect.device(device, body).json)
             case .clipboard:
                 return .ok(ClipboardRecord.newestJSON(await clipboard.record()))
             case .announceClipboard:

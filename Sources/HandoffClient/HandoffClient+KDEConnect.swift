@@ -1,0 +1,20 @@
+import HandoffControlAPI
+import HandoffCore
+
+extension HandoffClient {
+    /// KDE Connect: whether it is on, the endpoint's ports and the devices it knows.
+    public func kdeConnect() async throws -> KDEConnectStatus {
+        KDEConnectStatus(json: try await call(.kdeConnect))
+    }
+
+    /// Turns the KDE Connect endpoint on or off, for good; the status after.
+    public func setKDEConnect(enabled: Bool) async throws -> KDEConnectStatus {
+        KDEConnectStatus(json: try await call(.setKDEConnect, body: SetKDEConnectRequest(enabled: enabled).json))
+    }
+
+    /// Pairs, accepts, rejects or unpairs a KDE Connect device (its id or name), or sends it
+    /// an activity; the device after.
+    public func kdeConnect(_ device: String, _ request: KDEConnectDeviceRequest) async throws -> KDEConnectDevice {
+        KDEConnectDevice(json: try await call(.kdeConnectDevice, PercentEncoding.encode(device).split(separator: "/", omittingEmptySubsequences: false).joined(separator: "%2F"), body: request.json))
+    }
+}

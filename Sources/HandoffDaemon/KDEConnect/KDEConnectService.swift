@@ -1,0 +1,179 @@
+import HandoffControlAPI
+import HandoffCore
+import HandoffKDEConnect
+import Logging
+import NIOCore
+import NIOPosix
+
+/// KDE Connect, seen from handoffd (Docs/KDEConnect.md): whether the user turned it on
+/// (kept in `kdeconnect.json`), the endpoint process that speaks it when it is on
+/// (`KDEConnectEndpointProcess`), and the local API's requests for it, passed to that
+/// process and answered with what it says. The protocol itself, the network and the
+/// devices' pairing are the endpoint's alone: nothing of it runs in handoffd.
+actor KDEConnectService {
+    private let stateDirectory: String
+    private let arguments: [String]
+    private let group: EventLoopGroup
+    private let logger: Logger
+    private var enabled = false
+    private var process: KDEConnectEndpointProcess?
+    private var starting = false
+    private var problem: String?
+    private var nextID: Int64 = 0
+    private var waiting: [Int64: CheckedContinuation<Result<JSONValue, HandoffError>, Never>] = [:]
+    private var restarts: [Timestamp] = []
+    private var stopped = false
+
+    /// `arguments`: what the endpoint is started with besides its state directory (its name,
+    /// the control socket, the log level).
+    init(stateDirectory: String, arguments: [String], group: EventLoopGroup, logger: Logger) {
+        self.stateDirectory = stateDirectory
+        self.arguments = arguments
+        self.group = group
+        self.logger = logger
+    }
+
+    private var settingsPath: String { stateDirectory + "/kdeconnect.json" }
+
+    /// At start: the endpoint runs if the user turned it on.
+    func start() async {
+        if let bytes = try? AtomicFile.read(settingsPath, limit: 4096),
+           let o = try? JSONValue(parsing: bytes).objectValue, o["enabled"] == .bool(true) {
+            enabled = true
+        }
+        if enabled { await launch() }
+    }
+
+    func stop() {
+        stopped = true
+        process?.stop()
+        process = nil
+        for (_, c) in waiting { c.resume(returning: .failure(Self.notRunning("handoffd is stopping"))) }
+        waiting = [:]
+    }
+
+    func set(enabled: Bool) async throws(HandoffError) -> KDEConnectStatus {
+        do {
+            try AtomicFile.write(JSONValue.object(["enabled": .bool(enabled)]).serializedBytes() + [10], to: settingsPath)
+        } catch {
+            throw HandoffError(.storageFull, code: "not_saved", message: "cannot save the KDE Connect setting in \(settingsPath): \(error)")
+        }
+        self.enabled = enabled
+        restarts = []
+        if enabled {
+            if process == nil { await launch() }
+        } else {
+            process?.stop()
+            process = nil
+            problem = nil
+        }
+        return await status()
+    }
+
+    func status() async -> KDEConnectStatus {
+        guard process != nil else {
+            return KDEConnectStatus(enabled: enabled, running: false, problem: enabled ? problem : nil)
+        }
+        switch await ask("status", [:]) {
+        case .success(let json): return KDEConnectStatus(json: json)
+        case .failure(let e): return KDEConnectStatus(enabled: enabled, running: false, problem: e.message)
+        }
+    }
+
+    func device(_ device: String, _ request: KDEConnectDeviceRequest) async throws(HandoffError) -> KDEConnectDevice {
+        guard process != nil else {
+            throw enabled ? Self.notRunning(problem ?? "it is starting") : Self.off
+        }
+        var fields: JSONObject = ["device": .string(device)]
+        if let activity = request.activity { fields["activity"] = .string(activity) }
+        return KDEConnectDevice(json: try await ask(request.action.rawValue, fields).get())
+    }
+
+    static let off = HandoffError(.unavailable, code: "kdeconnect_off", message: "KDE Connect is off: turn it on with `handoffctl kdeconnect on`")
+
+    static func notRunning(_ why: String) -> HandoffError {
+        HandoffError(.unavailable, code: "kdeconnect_unavailable", message: "the KDE Connect endpoint is not running (\(why)); handoffctl kdeconnect list says why, and handoffd's log more")
+    }
+
+    // MARK: - The process
+
+    private func launch() async {
+        guard !starting, !stopped else { return }
+        starting = true
+        defer { starting = false }
+        let args = ["--state-directory", stateDirectory + "/kdeconnect"] + arguments
+        do {
+            let p = try await KDEConnectEndpointProcess.start(
+                arguments: args, group: group,
+                lines: { line in Task { await self.received(line) } },
+                ended: { Task { await self.ended() } })
+            process = p
+            problem = nil
+            logger.info("KDE Connect endpoint started", metadata: ["pid": "\(p.pid)"])
+        } catch {
+            problem = error.message
+            logger.error("the KDE Connect endpoint could not start", metadata: ["error": "\(error.message)"])
+        }
+    }
+
+    private func ended() async {
+        guard process != nil else { return }
+        process = nil
+        for (_, c) in waiting { c.resume(returning: .failure(Self.notRunning("it stopped"))) }
+        waiting = [:]
+        guard enabled, !stopped else { return }
+        // Started again, unless it keeps failing: at most 5 starts a minute.
+        let now = SystemClock.now()
+        restarts = restarts.filter { $0 > now.adding(nanoseconds: -60_000_000_000) } + [now]
+        guard restarts.count <= 5 else {
+            problem = "it stopped 5 times within a minute; see handoffd's log (journalctl --user -u handoffd), then turn it off and on again"
+            logger.error("the KDE Connect endpoint keeps stopping: not starting it again", metadata: ["starts": "\(restarts.count)"])
+            return
+        }
+        problem = "it stopped and is starting again"
+        logger.warning("the KDE Connect endpoint stopped: starting it again")
+        try? await Task.sleep(nanoseconds: 1_000_000_000)
+        if enabled, process == nil, !stopped { await launch() }
+    }
+
+    private func received(_ line: KDEConnectBridgeLine) {
+        switch line {
+        case .reply(let id, let result):
+            waiting.removeValue(forKey: id)?.resume(returning: result)
+        case .notice(let name, let fields):
+            let device = fields["device"].map(KDEConnectDevice.init(json:))
+            switch name {
+            case "pairing-requested":
+                logger.notice("a KDE Connect device asks to pair: compare the key it shows, then handoffctl kdeconnect accept or reject",
+                              metadata: ["device": "\(device?.name ?? "?")", "id": "\(device?.id ?? "?")", "key": "\(device?.verificationKey ?? "?")"])
+            case "paired", "unpaired", "pairing-failed":
+                logger.info("KDE Connect pairing", metadata: ["what": "\(name)", "device": "\(device?.name ?? "?")",
+                                                               "message": "\(fields["message"]?.stringValue ?? "")"])
+            default:
+                logger.debug("KDE Connect endpoint", metadata: ["notice": "\(name)"])
+            }
+        case .request:
+            break  // the endpoint asks nothing of handoffd here: it uses the local API
+        }
+    }
+
+    private func ask(_ op: String, _ fields: JSONObject) async -> Result<JSONValue, HandoffError> {
+        guard let process else { return .failure(enabled ? Self.notRunning(problem ?? "it is starting") : Self.off) }
+        nextID += 1
+        let id = nextID
+        let timeout = group.any().scheduleTask(in: .seconds(10)) {
+            Task { await self.timedOut(id) }
+        }
+        let result = await withCheckedContinuation { c in
+            waiting[id] = c
+            process.send(.request(id: id, op: op, fields: fields))
+        }
+        timeout.cancel()
+        return result
+    }
+
+    private func timedOut(_ id: Int64) {
+        waiting.removeValue(forKey: id)?.resume(returning: .failure(HandoffError(.peerTimedOut, code: "kdeconnect_timeout",
+                                                                                  message: "the KDE Connect endpoint did not answer within 10 s")))
+    }
+}

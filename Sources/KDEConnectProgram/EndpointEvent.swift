@@ -1,0 +1,41 @@
+import HandoffCore
+import HandoffKDEConnect
+import NIOCore
+
+/// Everything the endpoint reacts to, in the order it happened: the network's events from
+/// the event loops, handoffd's requests, and its own timers. One task takes them one at a
+/// time (`KDEConnectEndpoint.run`), so its state needs no lock.
+enum EndpointEvent: @unchecked Sendable {
+    /// A UDP identity (read and checked) from this address.
+    case heard(KDEConnectIdentity, host: String)
+    /// A connection came in; the endpoint admits it or closes it.
+    case accepted(Int, Channel)
+    /// Its plain identity arrived.
+    case identified(Int)
+    case linked(LinkUp)
+    case packet(Int, KDEConnectDeviceID, KDEConnectPacket)
+    case unreadable(Int, KDEConnectDeviceID, String)
+    /// The connection closed or was refused; `device`: linked, or dialled, to it.
+    case closed(Int, KDEConnectDeviceID?, dialled: KDEConnectDeviceID?)
+    case refused(Int, KDEConnectDeviceID?, String)
+    case dialFailed(KDEConnectDeviceID, String)
+    /// A pairing request's 30 s may be up.
+    case pairingDue(KDEConnectDeviceID)
+    /// handoffd asks.
+    case request(id: Int64, op: String, fields: JSONObject)
+    /// handoffd went away: time to stop.
+    case handoffdGone
+}
+
+/// The one queue of events, written from any thread.
+struct EndpointEvents: Sendable {
+    let stream: AsyncStream<EndpointEvent>
+    private let continuation: AsyncStream<EndpointEvent>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: EndpointEvent.self)
+    }
+
+    func send(_ event: EndpointEvent) { continuation.yield(event) }
+    func finish() { continuation.finish() }
+}
