@@ -19,7 +19,9 @@ struct ContinueCommand: AsyncParsableCommand {
             or its web page in the browser, and says what it opened; without one it prints the payload. \
             --print only prints; --json prints JSON for scripts; --open insists on opening (it fails if \
             nothing can). With --stream-to or --stream-from it opens a continuation stream to the origin's \
-            app instead: --stream-from sends a file (or stdin) to it, --stream-to writes what it sends back.
+            app instead: --stream-from sends a file (or stdin) to it, --stream-to writes what it sends back. \
+            --on PHONE continues it on a KDE Connect device instead (handoffctl kdeconnect): the newest activity, \
+            here or on your other workstations, goes to the phone as its web page or its text.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -45,7 +47,13 @@ struct ContinueCommand: AsyncParsableCommand {
     @Option(name: .customLong("stream-from"), help: ArgumentHelp("Open a continuation stream and send this file (- for stdin) to the origin.", valueName: "file"))
     var streamFrom: String?
 
+    @Option(name: .customLong("on"), help: ArgumentHelp("Continue it on this KDE Connect device (a phone; its id or name): it gets the activity's web page, else its text.", valueName: "device"))
+    var device: String?
+
     func validate() throws {
+        if device != nil && (open || print || streamTo != nil || streamFrom != nil || from != nil || activityType != nil) {
+            throw ValidationError("--on sends the current activity (or the one --id names) to a KDE Connect device: it takes no other option")
+        }
         if open && print { throw ValidationError("--open and --print contradict each other: choose one") }
         if open && (streamTo != nil || streamFrom != nil) { throw ValidationError("--open and a continuation stream do not go together: the app that opens it opens its own streams") }
         if streamTo == "-" && options.json { throw ValidationError("--json and --stream-to - both want stdout; write the stream to a file") }
@@ -59,6 +67,11 @@ struct ContinueCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let device {
+            let sent = try await options.client.sendToKDEConnect(device, activity: id ?? "current")
+            if options.json { return Output.out(sent.json.prettySerialized()) }
+            return Output.out("sent \(sent.url ?? "its text") to \(sent.device.name)")
+        }
         let continued = try await options.client.continueActivity(from: from, type: activityType, id: id, launch: launches)
         // With the stream on stdout, the words for people go to stderr.
         let toStderr = streamTo == "-"

@@ -162,3 +162,32 @@ public struct KDEConnectDeviceRequest: Sendable, Equatable {
         self.activity = activity
     }
 }
+
+/// What `POST /v1/kdeconnect/devices/{device}` with `"send"` sent: the activity's web page,
+/// else its text.
+public struct KDEConnectSent: Sendable, Equatable {
+    public var device: KDEConnectDevice
+    public var activity: String
+    public var url: String?
+    public var text: String?
+
+    public init(device: KDEConnectDevice, activity: String, url: String? = nil, text: String? = nil) {
+        self.device = device
+        self.activity = activity
+        self.url = url
+        self.text = text
+    }
+
+    public init(json: JSONValue) {
+        let o = json.objectValue ?? [:]
+        device = KDEConnectDevice(json: o["device"] ?? .null)
+        activity = o["activity"]?.stringValue ?? ""
+        url = o["url"]?.stringValue
+        text = o["text"]?.stringValue
+    }
+
+    public var json: JSONValue {
+        .object(["device": device.json, "activity": .string(activity), "url": url.map(JSONValue.string) ?? .null,
+                 "text": text.map(JSONValue.string) ?? .null])
+    }
+}

@@ -23,6 +23,8 @@ enum EndpointEvent: @unchecked Sendable {
     case pairingDue(KDEConnectDeviceID)
     /// handoffd asks.
     case request(id: Int64, op: String, fields: JSONObject)
+    /// What a `send` request found to send (looked up without holding up other events).
+    case send(requestID: Int64, device: KDEConnectDeviceID, Result<ShareToDevice, HandoffError>)
     /// handoffd went away: time to stop.
     case handoffdGone
 }

@@ -94,9 +94,20 @@ final class KDEConnectEndpoint {
             let actions = link.pairing.timeDue(at: now)
             links[id] = link
             perform(actions, on: id, events)
+        case .request(let rid, "send", let fields):
+            startSending(rid, fields, events)
         case .request(let rid, let op, let fields):
             let result = await request(op, fields, now: now, events)
             bridge.send(.reply(id: rid, result: result))
+        case .send(let rid, let id, let found):
+            bridge.send(.reply(id: rid, result: found.flatMap { share in
+                guard links[id] != nil, paired[id] != nil else {
+                    return .failure(HandoffError(.unavailable, code: "unreachable", message: "\(device(id).name) is no longer reachable"))
+                }
+                write(share.packet, to: id)
+                log.info("sent an activity to a device", metadata: ["device": "\(id)", "activity": "\(share.activity)"])
+                return .success(KDEConnectSent(device: device(id), activity: share.activity, url: share.url, text: share.text).json)
+            }))
         case .handoffdGone:
             break
         }
@@ -298,12 +309,43 @@ final class KDEConnectEndpoint {
                                 devices: ids.map(device))
     }
 
+    private func named(_ fields: JSONObject) -> Result<KDEConnectDeviceID, HandoffError> {
+        guard let name = fields["device"]?.stringValue else { return .failure(.badRequest("name a device")) }
+        return status().device(named: name).flatMap { d in KDEConnectDeviceID(d.id).map { .success($0) } ?? .failure(.notFound("no device \(d.id)")) }
+    }
+
+    /// `send`: the activity is looked up through the local API on its own task (it may be
+    /// fetched from another workstation); the packet leaves when it is back (`.send`).
+    private func startSending(_ rid: Int64, _ fields: JSONObject, _ events: EndpointEvents) {
+        let id: KDEConnectDeviceID
+        switch named(fields) {
+        case .success(let d): id = d
+        case .failure(let e): return bridge.send(.reply(id: rid, result: .failure(e)))
+        }
+        guard links[id] != nil else {
+            return bridge.send(.reply(id: rid, result: .failure(HandoffError(.unavailable, code: "unreachable",
+                message: "\(device(id).name) is not reachable now: open KDE Connect on it, on the same network"))))
+        }
+        guard paired[id] != nil else {
+            return bridge.send(.reply(id: rid, result: .failure(HandoffError(.conflict, code: "not_paired",
+                message: "\(device(id).name) is not paired: pair first (handoffctl kdeconnect pair \(id))"))))
+        }
+        let which = fields["activity"]?.stringValue ?? "current"
+        let handoff = self.handoff
+        Task {
+            let found: Result<ShareToDevice, HandoffError>
+            do { found = .success(try await ShareToDevice.find(which, through: handoff)) } catch let e as HandoffError { found = .failure(e) } catch {
+                found = .failure(HandoffError(.internal, code: "internal", message: "\(error)"))
+            }
+            events.send(.send(requestID: rid, device: id, found))
+        }
+    }
+
     private func request(_ op: String, _ fields: JSONObject, now: Timestamp, _ events: EndpointEvents) async -> Result<JSONValue, HandoffError> {
         if op == "status" { return .success(status().json) }
-        guard let name = fields["device"]?.stringValue else { return .failure(.badRequest("name a device")) }
         let id: KDEConnectDeviceID
-        switch status().device(named: name) {
-        case .success(let d): id = KDEConnectDeviceID(d.id)!
+        switch named(fields) {
+        case .success(let d): id = d
         case .failure(let e): return .failure(e)
         }
         let actions: [KDEConnectPairing.Action]

@@ -197,7 +197,7 @@ struct ControlRouter: Sendable {
                 guard let device = PercentEncoding.decode(Substring(id)), !device.isEmpty, device.utf8.count <= 256 else {
                     throw HandoffError.badRequest("name a KDE Connect device by its id or name (percent-encoded), at most 256 bytes")
                 }
-                return .ok(try await kdeConnect.device(device, body).json)
+                return .ok(try await kdeConnect.device(device, body))
             case .clipboard:
                 return .ok(ClipboardRecord.newestJSON(await clipboard.record()))
             case .announceClipboard:

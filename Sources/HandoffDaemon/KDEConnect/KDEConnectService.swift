@@ -80,13 +80,15 @@ actor KDEConnectService {
         }
     }
 
-    func device(_ device: String, _ request: KDEConnectDeviceRequest) async throws(HandoffError) -> KDEConnectDevice {
+    /// The device after the action (pair, accept, reject, unpair), or what was sent to it
+    /// (`KDEConnectSent`), as the endpoint answered.
+    func device(_ device: String, _ request: KDEConnectDeviceRequest) async throws(HandoffError) -> JSONValue {
         guard process != nil else {
             throw enabled ? Self.notRunning(problem ?? "it is starting") : Self.off
         }
         var fields: JSONObject = ["device": .string(device)]
-        if let activity = request.activity { fields["activity"] = .string(activity) }
-        return KDEConnectDevice(json: try await ask(request.action.rawValue, fields).get())
+        if request.action == .send { fields["activity"] = .string(request.activity ?? "current") }
+        return try await ask(request.action.rawValue, fields).get()
     }
 
     static let off = HandoffError(.unavailable, code: "kdeconnect_off", message: "KDE Connect is off: turn it on with `handoffctl kdeconnect on`")
