@@ -59,6 +59,9 @@ final class LanSockets: Sendable {
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelOption(.socketOption(.so_broadcast), value: 1)
+            // A datagram is read whole or not at all: NIO's default 2 KiB would cut
+            // kdeconnect's identity (about 1.6 KiB with 22.12's capabilities, more with later ones).
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: KDEConnectLimits.identityBytes + 1))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(IdentityDatagramHandler(events: events)) }
             }
@@ -66,13 +69,20 @@ final class LanSockets: Sendable {
         state.withLockedValue { $0.udp = channel }
     }
 
-    /// Our identity to each address's port 1716.
+    /// Our identity to each address's port 1716, each from a socket of its own: a send that
+    /// fails (no route to 255.255.255.255 on this network) closes the socket it was sent
+    /// from, and that must be neither the one that hears identities nor another address's.
     func broadcast(_ identity: KDEConnectIdentity, to addresses: [String]) {
-        guard let udp = state.withLockedValue({ $0.udp }) else { return }
         let bytes = identity.packet().encoded(id: KDEConnectLinkHandler.packetID())
         for address in addresses {
             guard let to = try? SocketAddress(ipAddress: address, port: KDEConnectLimits.discoveryPort) else { continue }
-            udp.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: udp.allocator.buffer(bytes: bytes)), promise: nil)
+            DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_broadcast), value: 1)
+                .bind(host: "0.0.0.0", port: 0)
+                .whenSuccess { channel in
+                    channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: channel.allocator.buffer(bytes: bytes)))
+                        .whenComplete { _ in channel.close(promise: nil) }
+                }
         }
     }
 
@@ -113,7 +123,7 @@ private final class IdentityDatagramHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        guard let host = envelope.remoteAddress.ipAddress else { return }
+        guard let host = envelope.remoteAddress.ipAddress, envelope.data.readableBytes <= KDEConnectLimits.identityBytes else { return }
         var bytes = envelope.data.readableBytesView[...]
         if bytes.last == UInt8(ascii: "\n") { bytes = bytes.dropLast() }
         guard let packet = try? KDEConnectPacket.decode(bytes, limit: KDEConnectLimits.identityBytes),

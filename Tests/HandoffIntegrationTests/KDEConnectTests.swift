@@ -1,0 +1,207 @@
+import Foundation
+import HandoffControlAPI
+import HandoffCore
+import HandoffTestSupport
+import Testing
+
+/// handoff's KDE Connect endpoint against KDE's own daemon: Debian 12's kdeconnectd
+/// (kdeconnect 22.12, protocol 7) on host k, handoffd on a (with KDE Connect turned on)
+/// and b, a and b paired as an account. Root only.
+extension WorkstationTests {
+@Suite struct KDEConnectTests {
+    static func status(_ net: NetnsRun, _ host: String) async throws -> KDEConnectStatus {
+        let r = try await net.ctl(host, "kdeconnect", "list", "--json")
+        guard r.status == 0 else { throw TestFailure("kdeconnect list on \(host): \(r)") }
+        return KDEConnectStatus(json: try JSONValue(parsing: Array(r.stdout.utf8)))
+    }
+
+    static func device(_ net: NetnsRun, _ host: String, _ id: String) async throws -> KDEConnectDevice? {
+        try await status(net, host).devices.first { $0.id == id }
+    }
+
+    /// a (KDE Connect on) and b paired, kdeconnectd on k linked to a.
+    static func setUp(_ net: NetnsRun) async throws -> (k: KDEConnectHost, ours: String, theirs: String) {
+        try await KDEConnectHost.routeBroadcast(net, ["a", "b", "k"])
+        try await net.startDaemon("a")
+        try await net.startDaemon("b")
+        try await net.pair("a", "b")
+        let on = try await net.ctl("a", "kdeconnect", "on")
+        #expect(on.status == 0 && on.stdout.contains("KDE Connect is on: listening on TCP 1716"), "\(on)")
+        let ours = try #require(try await status(net, "a").deviceID)
+        let k = try await KDEConnectHost.start(net, on: "k", name: "kde-k")
+        let theirs = try await k.selfID()
+        try await eventually(20, "a and kdeconnectd to link") {
+            let linked = try await device(net, "a", theirs)?.reachable ?? false
+            return linked
+        }
+        try await eventually(10, "kdeconnectd to see a") { await k.isReachable(ours) }
+        return (k, ours, theirs)
+    }
+
+    @Test func aPageAndTextSharedFromKDEConnectAreContinuedOnAnotherWorkstation() async throws {
+        try await NetnsRun.with(["a", "b", "k"]) { net in
+            let (k, ours, theirs) = try await Self.setUp(net)
+            let linked = try #require(try await Self.device(net, "a", theirs))
+            #expect(linked.name == "kde-k" && linked.protocolVersion == 7 && !linked.paired)
+
+            // Pairing asked on kdeconnectd's side; the key a shows is kdeconnectd's.
+            _ = try await k.call(k.device(ours), "org.kde.kdeconnect.device.requestPair")
+            try await eventually(10, "a to hear the pairing request") {
+                try await Self.device(net, "a", theirs)?.pairing == "requested-by-peer"
+            }
+            let asked = try #require(try await Self.device(net, "a", theirs))
+            let keyThere = try await k.verificationKey(ours)
+            #expect(asked.verificationKey == keyThere && keyThere.count == 8, "a shows \(asked.verificationKey ?? "nil"), kdeconnectd \(keyThere)")
+            let listed = try await net.ctl("a", "kdeconnect", "list")
+            #expect(listed.stdout.contains("asks to pair, key \(keyThere)"), "\(listed)")
+            let accept = try await net.ctl("a", "kdeconnect", "accept", "kde-k")
+            #expect(accept.status == 0 && accept.stdout.contains("Paired with kde-k"), "\(accept)")
+            try await eventually(10, "kdeconnectd to trust a") { try await k.isTrusted(ours) }
+            #expect(try await Self.device(net, "a", theirs)?.paired == true)
+
+            // A page shared from kdeconnectd is a's current activity, and b continues it.
+            let url = "https://example.org/from-kde-\(UInt32.random(in: 0...UInt32.max))"
+            let share = try await k.cli(["-d", ours, "--share", url])
+            #expect(share.status == 0, "\(share)")
+            try await eventually(10, "the page to become a's current activity") {
+                try await net.ctl("a", "current", "--json").stdout.contains(url)
+            }
+            var continued = ""
+            try await eventually(15, "b to continue the page") {
+                continued = try await net.ctl("b", "continue", "--print", "--json").stdout
+                return continued.contains(url)
+            }
+            #expect(continued.contains(WellKnownActivityType.browsingWeb) && continued.contains("Shared from kde-k"), "\(continued)")
+
+            // So is text, as a handoff.text activity.
+            let text = "text from kde \(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await k.cli(["-d", ours, "--share-text", text]).status == 0)
+            try await eventually(15, "b to continue the text") {
+                continued = try await net.ctl("b", "continue", "--print", "--json").stdout
+                return continued.contains(text)
+            }
+            #expect(continued.contains(WellKnownActivityType.text), "\(continued)")
+        }
+    }
+
+    @Test func pairingFromHandoffAndContinueOnReachKDEConnect() async throws {
+        try await NetnsRun.with(["a", "b", "k"]) { net in
+            let (k, ours, theirs) = try await Self.setUp(net)
+            // Sending before pairing is refused, and says what to do.
+            let early = try await net.ctl("a", "continue", "--on", "kde-k")
+            #expect(early.status != 0 && early.stderr.contains("is not paired"), "\(early)")
+
+            let pair = try await net.ctl("a", "kdeconnect", "pair", theirs)
+            #expect(pair.status == 0 && pair.stdout.contains("Asked kde-k to pair"), "\(pair)")
+            let keyHere = try #require(try await Self.device(net, "a", theirs)?.verificationKey)
+            try await eventually(10, "kdeconnectd to hear the request") {
+                try await k.call(k.device(ours), "org.kde.kdeconnect.device.hasPairingRequests") == "(true,)"
+            }
+            #expect(try await k.verificationKey(ours) == keyHere)
+            _ = try await k.call(k.device(ours), "org.kde.kdeconnect.device.acceptPairing")
+            try await eventually(10, "a to be paired with kdeconnectd") { try await Self.device(net, "a", theirs)?.paired == true }
+
+            // The newest activity of the account is b's: continue --on on a sends its page.
+            _ = try await net.ctl("a", "become-current", "--type", "test.older", "--webpage-url", "https://example.org/older")
+            try await Task.sleep(nanoseconds: 50_000_000)
+            let url = "https://example.org/newest-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await net.ctl("b", "become-current", "--type", "test.newer", "--webpage-url", url).status == 0)
+            try await eventually(10, "a to be offered b's activity") { try await net.ctl("a", "list", "--json").stdout.contains(url) }
+            let sent = try await net.ctl("a", "continue", "--on", "kde-k")
+            #expect(sent.status == 0 && sent.stdout.contains("sent \(url) to kde-k"), "\(sent)")
+            try await eventually(10, "kdeconnectd's share plugin to receive the page") {
+                k.monitor.contains("shareReceived ('\(url)',)")
+            }
+
+            // Text goes as text.
+            let text = "some text \(UInt32.random(in: 0...UInt32.max))"
+            let made = try await net.ctl("a", "become-current", "--type", WellKnownActivityType.text, "--info", "text=\(text)")
+            #expect(made.status == 0, "\(made)")
+            let sentText = try await net.ctl("a", "continue", "--on", theirs, "--json")
+            #expect(sentText.status == 0 && sentText.stdout.contains(text), "\(sentText)")
+            // kdeconnect 22.12 writes shared text to a file it names in shareReceived.
+            var received = ""
+            try await eventually(10, "kdeconnectd to receive the text") {
+                let files = k.monitor.split(separator: "\n").compactMap { line -> String? in
+                    guard line.contains("shareReceived"), let r = line.range(of: "kdeconnect-"), line.contains(".txt") else { return nil }
+                    let start = line[..<r.lowerBound].lastIndex(of: "'").map { line.index(after: $0) } ?? r.lowerBound
+                    return String(line[start...].prefix { $0 != "'" })
+                }
+                received = files.compactMap { f in
+                    try? String(contentsOfFile: f.hasPrefix("/") ? f : FileManager.default.currentDirectoryPath + "/" + f, encoding: .utf8)
+                }.joined(separator: "|")
+                return received.contains(text)
+            }
+
+            // Unpaired on kdeconnectd's side: a forgets it; sending is refused again.
+            _ = try await k.call(k.device(ours), "org.kde.kdeconnect.device.unpair")
+            try await eventually(10, "a to see the unpairing") { try await Self.device(net, "a", theirs)?.paired == false }
+            let after = try await net.ctl("a", "continue", "--on", "kde-k")
+            #expect(after.status != 0, "\(after)")
+        }
+    }
+
+    @Test func aPairedDeviceStaysPairedAcrossRestartsAndUDPCannotRenameIt() async throws {
+        try await NetnsRun.with(["a", "b", "k"]) { net in
+            let (k, ours, theirs) = try await Self.setUp(net)
+            _ = try await k.call(k.device(ours), "org.kde.kdeconnect.device.requestPair")
+            try await eventually(10, "the request") { try await Self.device(net, "a", theirs)?.pairing == "requested-by-peer" }
+            #expect(try await net.ctl("a", "kdeconnect", "accept", theirs).status == 0)
+            try await eventually(10, "kdeconnectd to trust a") { try await k.isTrusted(ours) }
+
+            // handoffd restarts: the endpoint comes back with the same id, links again, and
+            // kdeconnectd accepts the certificate it pinned.
+            await net.kill("a", SIGTERM)
+            try await eventually(10, "kdeconnectd to see a gone") { await !k.isReachable(ours) }
+            try await net.startDaemon("a")
+            try await eventually(20, "a and kdeconnectd to link again") {
+                let d = try await Self.device(net, "a", theirs)
+                return d?.reachable == true && d?.paired == true
+            }
+            #expect(try await Self.status(net, "a").deviceID == ours)
+            try await eventually(10, "kdeconnectd to see a again") { await k.isReachable(ours) }
+            #expect(try await k.isTrusted(ours))
+
+            // A UDP identity with k's id, another name and a port nothing listens on, and a
+            // UDP unpair: neither renames, unpairs or unlinks it (CVE-2025-32899, -32900).
+            let address = try await net.address("a")
+            let spoof = """
+                import socket, json
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                ident = {"id": 1, "type": "kdeconnect.identity", "body": {"deviceId": "\(theirs)", "deviceName": "spoofed", "deviceType": "phone",
+                         "protocolVersion": 7, "tcpPort": 1760, "incomingCapabilities": [], "outgoingCapabilities": []}}
+                unpair = {"id": 2, "type": "kdeconnect.pair", "body": {"pair": False}}
+                for p in (ident, unpair):
+                    s.sendto((json.dumps(p) + "\\n").encode(), ("\(address)", 1716))
+                """
+            #expect(try await net.exec("b", ["python3", "-c", spoof]).status == 0)
+            try await Task.sleep(nanoseconds: 1_500_000_000)
+            let d = try #require(try await Self.device(net, "a", theirs))
+            #expect(d.name == "kde-k" && d.paired && d.reachable && d.type == "desktop", "\(d)")
+        }
+    }
+
+    @Test func offByDefaultAndOffStopsTheEndpoint() async throws {
+        try await NetnsRun.with(["a"]) { net in
+            try await net.startDaemon("a")
+            let off = try await Self.status(net, "a")
+            #expect(!off.enabled && !off.running)
+            let listening = { try await net.exec("a", ["ss", "-Hlnu", "sport = :1716"]).stdout }
+            #expect(try await listening().isEmpty, "nothing listens on UDP 1716 while off")
+            let refused = try await net.ctl("a", "kdeconnect", "pair", "somephone")
+            #expect(refused.status != 0 && refused.stderr.contains("KDE Connect is off: turn it on with `handoffctl kdeconnect on`"), "\(refused)")
+            let on = try await net.ctl("a", "kdeconnect", "on")
+            #expect(on.status == 0, "\(on)")
+            let heard = try await listening()
+            let sockets = try await net.exec("a", ["ss", "-lnup"])
+            #expect(!heard.isEmpty, "UDP 1716 after on: \(heard); \(sockets)")
+            // On stays on across a restart.
+            await net.kill("a", SIGTERM)
+            try await net.startDaemon("a")
+            try await eventually(10, "the endpoint to run again") { try await Self.status(net, "a").running }
+            #expect(try await net.ctl("a", "kdeconnect", "off").status == 0)
+            try await eventually(10, "the endpoint to stop") { try await listening().isEmpty }
+        }
+    }
+}
+}
