@@ -24,6 +24,9 @@ struct EndpointTLS: Sendable {
             // Not .none: a server with .none never asks for the client's certificate.
             c.certificateVerification = .noHostnameVerification
             c.trustRoots = .certificates([])
+            // A connection closed for what its peer sent waits this long at most for the
+            // peer's close_notify (reading nothing meanwhile).
+            c.shutdownTimeout = .seconds(2)
         }
         var server = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
         configure(&server)

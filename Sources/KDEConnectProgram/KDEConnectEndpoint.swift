@@ -30,6 +30,7 @@ final class KDEConnectEndpoint {
     private var links: [KDEConnectDeviceID: Link] = [:]
     private var linkNumbers: [Int: KDEConnectDeviceID] = [:]
     private var waiting: [Int: Channel] = [:]
+    private var refusals = RefusalLog()
 
     init(own: KDEConnectIdentity, ownPublicKey: [UInt8], files: EndpointFiles, paired: [EndpointFiles.PairedDevice], sockets: LanSockets,
          handoff: HandoffClient, bridge: BridgeWriter, log: Logger, tcpPort: Int, udpPort: Int) {
@@ -59,7 +60,7 @@ final class KDEConnectEndpoint {
         case .heard(let identity, let host):
             if let refusal = admission.heard(identity, pairedVersion: paired[identity.deviceID]?.protocolVersion) {
                 if refusal != .ourselves && refusal != .linked && refusal != .dialling {
-                    log.info("not dialling a device heard by UDP", metadata: ["device": "\(identity.deviceID)", "from": "\(host)", "why": "\(refusal)"])
+                    refusals.refused("not dialling a device heard by UDP", ["device": "\(identity.deviceID)", "from": "\(host)", "why": "\(refusal)"], at: now, log)
                 }
                 return
             }
@@ -67,7 +68,7 @@ final class KDEConnectEndpoint {
             sockets.dial(identity, host: host, own: own)
         case .accepted(let number, let channel):
             guard admission.accepted(number, at: now) else {
-                log.info("closing a connection: too many are waiting for their identity", metadata: ["from": "\(channel.remoteAddress?.description ?? "?")"])
+                refusals.refused("closing a connection: too many are waiting for their identity", ["from": "\(channel.remoteAddress?.description ?? "?")"], at: now, log)
                 channel.close(promise: nil)
                 return
             }
@@ -85,10 +86,15 @@ final class KDEConnectEndpoint {
         case .closed(let number, let id, let dialled):
             closed(number, id, dialled: dialled)
         case .refused(let number, let id, let why):
-            log.info("closing a KDE Connect connection", metadata: ["connection": "\(number)", "device": "\(id?.rawValue ?? "?")", "why": "\(why)"])
+            if let id {
+                // Past its plain identity: a device that said who it is, refused for what it did.
+                refusals.refused("refusing a KDE Connect device", ["connection": "\(number)", "device": "\(id)", "why": "\(why)"], at: now, log)
+            } else {
+                refusals.refused("closing a KDE Connect connection", ["connection": "\(number)", "why": "\(why)"], at: now, log)
+            }
         case .dialFailed(let id, let why):
             admission.dialEnded(id)
-            log.info("could not reach a device heard by UDP", metadata: ["device": "\(id)", "why": "\(why)"])
+            refusals.refused("could not reach a device heard by UDP", ["device": "\(id)", "why": "\(why)"], at: now, log)
         case .pairingDue(let id):
             guard var link = links[id] else { return }
             let actions = link.pairing.timeDue(at: now)

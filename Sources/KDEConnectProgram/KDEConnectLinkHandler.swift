@@ -173,15 +173,18 @@ final class KDEConnectLinkHandler: ChannelInboundHandler, RemovableChannelHandle
     private func linked(_ context: ChannelHandlerContext, _ identity: KDEConnectIdentity, certificate: [UInt8]) {
         deadline?.cancel()
         phase = .linked(identity.deviceID)
+        linkedID = identity.deviceID
         var address: String?
         if let remote = context.channel.remoteAddress?.ipAddress { address = remote }
         events.send(.linked(LinkUp(number: number, channel: context.channel, identity: identity, certificate: certificate,
                                    address: address, dialled: { if case .dialled = role { true } else { false } }(), limit: limit)))
     }
 
+    private var linkedID: KDEConnectDeviceID?
+
     func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
-        let id: KDEConnectDeviceID? = if case .linked(let id) = phase { id } else { nil }
+        let id = linkedID
         phase = .closing
         events.send(.closed(number, id, dialled: dialledID))
         context.fireChannelInactive()
@@ -196,10 +199,18 @@ final class KDEConnectLinkHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     private func fail(_ channel: Channel, _ why: String) {
-        if case .closing = phase { return }
-        let linkedID: KDEConnectDeviceID? = if case .linked(let id) = phase { id } else { nil }
-        events.send(.refused(number, linkedID ?? dialledID, why))
-        channel.close(promise: nil)
+        let device: KDEConnectDeviceID?
+        switch phase {
+        case .closing: return
+        case .plainIdentity: device = nil
+        case .handshake(let plain), .secureIdentity(let plain, _, _): device = plain.deviceID
+        case .linked(let id): device = id
+        }
+        phase = .closing
+        events.send(.refused(number, device, why))
+        // Read nothing more: TLS's close waits for the peer's close_notify (at most its
+        // shutdown timeout), and a peer that keeps sending must not keep us reading.
+        channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// KDE numbers packets by the time in milliseconds.
