@@ -240,8 +240,11 @@ let package = Package(
                                                                // To make a database as an earlier version left it.
                                                                .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "HandoffDesktopTests", dependencies: ["HandoffDesktop", "HandoffCore", "HandoffControlAPI"]),
-        .testTarget(name: "HandoffKDEConnectTests", dependencies: ["HandoffKDEConnect", "HandoffCore", .product(name: "Crypto", package: "swift-crypto"),
-                                                                  .product(name: "X509", package: "swift-certificates")]),
+        .testTarget(name: "HandoffKDEConnectTests", dependencies: ["HandoffKDEConnect", "KDEConnectProgram", "HandoffCore", "HandoffSystem",
+                                                                  .product(name: "Crypto", package: "swift-crypto"),
+                                                                  .product(name: "X509", package: "swift-certificates"),
+                                                                  .product(name: "NIOEmbedded", package: "swift-nio"),
+                                                                  .product(name: "Logging", package: "swift-log")]),
         // Every fuzz target's body (Tests/Fuzz/FuzzBodies, shared with scripts/dev/fuzz's libFuzzer
         // build) over its committed corpus and mutations of it, in the suite's own build.
         .testTarget(
