@@ -188,6 +188,8 @@ extension WorkstationTests {
             #expect(!off.enabled && !off.running)
             let listening = { try await net.exec("a", ["ss", "-Hlnu", "sport = :1716"]).stdout }
             #expect(try await listening().isEmpty, "nothing listens on UDP 1716 while off")
+            let doctorOff = try await net.ctl("a", "doctor", "--json")
+            #expect(doctorOff.stdout.contains("off: phones and KDE Connect desktops do not see this workstation"), "\(doctorOff)")
             let refused = try await net.ctl("a", "kdeconnect", "pair", "somephone")
             #expect(refused.status != 0 && refused.stderr.contains("KDE Connect is off: turn it on with `handoffctl kdeconnect on`"), "\(refused)")
             let on = try await net.ctl("a", "kdeconnect", "on")
@@ -195,6 +197,8 @@ extension WorkstationTests {
             let heard = try await listening()
             let sockets = try await net.exec("a", ["ss", "-lnup"])
             #expect(!heard.isEmpty, "UDP 1716 after on: \(heard); \(sockets)")
+            let doctorOn = try await net.ctl("a", "doctor", "--json")
+            #expect(doctorOn.stdout.contains("listening on TCP 1716 and UDP 1716"), "\(doctorOn)")
             // On stays on across a restart.
             await net.kill("a", SIGTERM)
             try await net.startDaemon("a")

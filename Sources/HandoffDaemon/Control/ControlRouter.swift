@@ -132,7 +132,7 @@ struct ControlRouter: Sendable {
                 }
                 return .ok(try await reopen(entry, document: document).json)
             case .diagnostics:
-                return .ok(DiagnosticCheck.listJSON(await peers.diagnostics(stateDirectory: stateDirectory)))
+                return .ok(DiagnosticCheck.listJSON(await peers.diagnostics(stateDirectory: stateDirectory) + [await kdeConnect.diagnostic()]))
             case .listState:
                 return .ok(SavedState.listJSON(await restoration.list()))
             case .saveState:

@@ -91,6 +91,22 @@ actor KDEConnectService {
         return try await ask(request.action.rawValue, fields).get()
     }
 
+    /// For `handoffctl doctor`: on or off, and where it listens (the ports a firewall must
+    /// open for phones: TCP and UDP 1716, TCP up to 1764).
+    func diagnostic() async -> DiagnosticCheck {
+        let s = await status()
+        guard s.enabled else {
+            return DiagnosticCheck("kdeconnect", .ok, "KDE Connect", "off: phones and KDE Connect desktops do not see this workstation (handoffctl kdeconnect on)")
+        }
+        guard s.running else {
+            return DiagnosticCheck("kdeconnect", .failed, "KDE Connect", "on, but its endpoint is not running: \(s.problem ?? "it is starting")",
+                                   fix: "see handoffd's log (journalctl --user -u handoffd); handoffctl kdeconnect off, then on, starts it again")
+        }
+        let paired = s.devices.filter(\.paired).count
+        return DiagnosticCheck("kdeconnect", .ok, "KDE Connect",
+                               "on, as \"\(s.name ?? "?")\", listening on TCP \(s.tcpPort.map(String.init) ?? "?") and UDP \(s.udpPort.map(String.init) ?? "?") (a firewall must let phones reach them); \(paired) paired, \(s.devices.filter(\.reachable).count) reachable")
+    }
+
     static let off = HandoffError(.unavailable, code: "kdeconnect_off", message: "KDE Connect is off: turn it on with `handoffctl kdeconnect on`")
 
     static func notRunning(_ why: String) -> HandoffError {
