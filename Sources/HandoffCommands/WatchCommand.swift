@@ -64,6 +64,11 @@ struct WatchCommand: AsyncParsableCommand {
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(what)"
         case .clipboardRequested(let id, let type, let streamID, let device):
             return "\(time) \(ActivityPrinter.pad(event.name, 15))\(type) of \(id) by \(device.name) (stream \(streamID))"
+        case .kdeConnectPairing(let device, let state, let message):
+            let what = state == "requested-by-peer"
+                ? "\(device.name) asks to pair, key \(device.verificationKey ?? "?"): handoffctl kdeconnect accept|reject \(device.id)"
+                : "\(device.name): \(state)\(message.map { ": \($0)" } ?? "")"
+            return "\(time) \(ActivityPrinter.pad(event.name, 15))\(what)"
         case .other(let name, let body):
             return "\(time) \(ActivityPrinter.pad(name, 15))\(JSONValue.object(body).serialized())"
         }

@@ -44,6 +44,9 @@ public enum ControlEvent: Sendable, Equatable {
     /// To the session that announced our copy only: a paste on another workstation asks
     /// for its bytes in one format; answer like `stream-requested`.
     case clipboardRequested(clipboardID: ClipboardID, type: String, streamID: String, device: PeerDevice)
+    /// A KDE Connect device's pairing changed: `state` is `requested-by-peer` (it asks:
+    /// show its key, accept or reject it), `paired`, `unpaired` or `failed` (`message` says why).
+    case kdeConnectPairing(KDEConnectDevice, state: String, message: String?)
     /// An event this client does not know, kept whole.
     case other(name: String, body: JSONObject)
 
@@ -70,6 +73,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .pairingAvailable: "pairing-available"
         case .clipboard: "clipboard"
         case .clipboardRequested: "clipboard-requested"
+        case .kdeConnectPairing: "kdeconnect-pairing"
         case .other(let n, _): n
         }
     }
@@ -129,6 +133,10 @@ public enum ControlEvent: Sendable, Equatable {
             o["type"] = .string(type)
             o["streamID"] = .string(streamID)
             o["device"] = device.json
+        case .kdeConnectPairing(let device, let state, let message):
+            o["device"] = device.json
+            o["state"] = .string(state)
+            o["message"] = message.map(JSONValue.string) ?? .null
         case .other(_, let body):
             for (k, v) in body.pairs where k != "event" { o[k] = v }
         }
@@ -203,6 +211,11 @@ public enum ControlEvent: Sendable, Equatable {
                 throw ValidationError(field: "clipboardID", problem: "missing")
             }
             self = .clipboardRequested(clipboardID: id, type: type, streamID: s, device: PeerDevice(json: o["device"]))
+        case "kdeconnect-pairing":
+            guard let device = o["device"], device.objectValue?["id"]?.stringValue != nil, let state = o["state"]?.stringValue else {
+                throw ValidationError(field: "device", problem: "missing")
+            }
+            self = .kdeConnectPairing(KDEConnectDevice(json: device), state: state, message: o["message"]?.stringValue)
         default:
             self = .other(name: name, body: o)
         }

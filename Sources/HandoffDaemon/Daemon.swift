@@ -138,7 +138,8 @@ public struct Daemon: Sendable {
         let kdeConnect = KDEConnectService(
             stateDirectory: config.stateDirectory,
             arguments: ["--name", config.deviceName, "--socket", listener.path, "--log-level", "\(logger.logLevel)"],
-            group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            group: MultiThreadedEventLoopGroup.singleton, logger: logger,
+            events: { await registry.broadcast($0) })
         let router = ControlRouter(registry: registry, peers: peers, clipboard: clipboard, peerStreams: peerStreams, pairing: pairing, streams: streams, agent: agent, history: history, restoration: restoration,
                                    kdeConnect: kdeConnect,
                                    stateDirectory: config.stateDirectory, configuredRoots: config.syncedRoots, restart: restart, status: {

@@ -10,6 +10,8 @@ struct PairingNotice {
         case code(String)
         /// Paired or stopped: nothing to do.
         case outcome
+        /// A KDE Connect device (by its id) asks to pair: "Accept" or "Reject".
+        case kdeConnect(String)
     }
 
     var id: UInt32
@@ -47,6 +49,26 @@ extension SessionAgent {
         }
     }
 
+    /// A KDE Connect device's pairing (handoffctl kdeconnect): its request asks the user,
+    /// showing the key the device shows too; the outcome follows the request it answers.
+    func kdeConnectPairingChanged(_ device: KDEConnectDevice, state: String, message: String?) async {
+        guard policy.enabled else { return }
+        switch state {
+        case "requested-by-peer":
+            let key = device.verificationKey ?? "?"
+            await showPairing(.kdeConnect(device.id), summary: "\u{201C}\(device.name)\u{201D} asks to pair",
+                              body: "Does \(device.name) show the key \(key)? Accept only if it does. Shared pages and text from it then become your activity.",
+                              actions: [("default", "Accept"), ("reject", "Reject")])
+        case "paired":
+            await showPairing(.outcome, summary: "Paired with \(device.name)", body: "Pages and text shared from it become your activity; handoffctl continue --on sends yours to it.", actions: [])
+        case "failed":
+            guard case .kdeConnect(device.id)? = pairingNotice?.kind else { return }
+            await showPairing(.outcome, summary: "Not paired with \(device.name)", body: message ?? "the request ended", actions: [])
+        default:
+            break
+        }
+    }
+
     func pairingAction(_ action: String) async {
         guard let notice = pairingNotice else { return }
         await notifications?.close(notice.id)
@@ -59,6 +81,10 @@ extension SessionAgent {
                 _ = try await client.confirmPairing(code: code)
             case (.code, "stop"):
                 _ = try await client.cancelPairing()
+            case (.kdeConnect(let device), "default"):
+                _ = try await client.kdeConnect(device, KDEConnectDeviceRequest(action: .accept))
+            case (.kdeConnect(let device), "reject"):
+                _ = try await client.kdeConnect(device, KDEConnectDeviceRequest(action: .reject))
             default:
                 break
             }

@@ -127,6 +127,8 @@ public actor SessionAgent {
             await offerPairing(name: name, address: address)
         case .pairing(let status):
             await pairingChanged(status)
+        case .kdeConnectPairing(let device, let state, let message):
+            await kdeConnectPairingChanged(device, state: state, message: message)
         case .sourcesRequested(let requestID, let change):
             Task { await answerSources(requestID, change) }
         case .becameCurrent, .resigned, .invalidated, .expired:

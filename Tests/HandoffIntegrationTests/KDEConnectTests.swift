@@ -181,6 +181,33 @@ extension WorkstationTests {
         }
     }
 
+    /// The session agent asks the user (real dunst on a's session bus): the notification
+    /// shows kdeconnectd's key, and its Accept pairs.
+    @Test func aPairingRequestIsAcceptedFromANotification() async throws {
+        try await NetnsRun.with(["a", "b", "k"]) { net in
+            let (k, ours, theirs) = try await Self.setUp(net)
+            let desk = try DesktopSession(net, host: "a")
+            defer { desk.stop() }
+            try await desk.startBus()
+            try await desk.startNotificationServer()
+            try await desk.startAgent()
+            let monitorLog = desk.root + "/notify.log"
+            let monitor = try await net.spawn("a", log: monitorLog, ["dbus-monitor", "--address", desk.busAddress,
+                                                                      "interface='org.freedesktop.Notifications',member='Notify'"])
+            defer { net.stop(monitor, SIGTERM) }
+            let read = { (try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "" }
+            try await eventually(10, "dbus-monitor to monitor") { read().contains("member=NameLost") }
+            _ = try await k.call(k.device(ours), "org.kde.kdeconnect.device.requestPair")
+            let key = try await k.verificationKey(ours)
+            try await eventually(20, "a's notification of the request") { read().contains("asks to pair") }
+            #expect(read().contains("Does kde-k show the key \(key)?"), "\(read())")
+            #expect(try await desk.run(["dunstctl", "action", "0"]).status == 0)  // Accept
+            try await eventually(10, "kdeconnectd to trust a") { try await k.isTrusted(ours) }
+            #expect(try await Self.device(net, "a", theirs)?.paired == true)
+            try await eventually(10, "a's notification that it paired") { read().contains("Paired with kde-k") }
+        }
+    }
+
     @Test func offByDefaultAndOffStopsTheEndpoint() async throws {
         try await NetnsRun.with(["a"]) { net in
             try await net.startDaemon("a")

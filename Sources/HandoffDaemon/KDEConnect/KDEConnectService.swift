@@ -15,6 +15,8 @@ actor KDEConnectService {
     private let arguments: [String]
     private let group: EventLoopGroup
     private let logger: Logger
+    /// Where pairing changes are told to the session agent (its notification asks the user).
+    private let events: @Sendable (ControlEvent) async -> Void
     private var enabled = false
     private var process: KDEConnectEndpointProcess?
     private var starting = false
@@ -26,11 +28,13 @@ actor KDEConnectService {
 
     /// `arguments`: what the endpoint is started with besides its state directory (its name,
     /// the control socket, the log level).
-    init(stateDirectory: String, arguments: [String], group: EventLoopGroup, logger: Logger) {
+    init(stateDirectory: String, arguments: [String], group: EventLoopGroup, logger: Logger,
+         events: @escaping @Sendable (ControlEvent) async -> Void = { _ in }) {
         self.stateDirectory = stateDirectory
         self.arguments = arguments
         self.group = group
         self.logger = logger
+        self.events = events
     }
 
     private var settingsPath: String { stateDirectory + "/kdeconnect.json" }
@@ -154,7 +158,7 @@ actor KDEConnectService {
         if enabled, process == nil, !stopped { await launch() }
     }
 
-    private func received(_ line: KDEConnectBridgeLine) {
+    private func received(_ line: KDEConnectBridgeLine) async {
         switch line {
         case .reply(let id, let result):
             waiting.removeValue(forKey: id)?.resume(returning: result)
@@ -164,9 +168,13 @@ actor KDEConnectService {
             case "pairing-requested":
                 logger.notice("a KDE Connect device asks to pair: compare the key it shows, then handoffctl kdeconnect accept or reject",
                               metadata: ["device": "\(device?.name ?? "?")", "id": "\(device?.id ?? "?")", "key": "\(device?.verificationKey ?? "?")"])
+                if let device { await events(.kdeConnectPairing(device, state: "requested-by-peer", message: nil)) }
             case "paired", "unpaired", "pairing-failed":
                 logger.info("KDE Connect pairing", metadata: ["what": "\(name)", "device": "\(device?.name ?? "?")",
                                                                "message": "\(fields["message"]?.stringValue ?? "")"])
+                if let device {
+                    await events(.kdeConnectPairing(device, state: name == "pairing-failed" ? "failed" : name, message: fields["message"]?.stringValue))
+                }
             default:
                 logger.debug("KDE Connect endpoint", metadata: ["notice": "\(name)"])
             }
