@@ -123,6 +123,8 @@ let package = Package(
             name: "HandoffKDEConnect",
             dependencies: ["HandoffCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                            .product(name: "SwiftASN1", package: "swift-asn1")]),
+        // Log lines as journald reads them (`<N>` priorities): handoffd's and its KDE Connect endpoint's.
+        .target(name: "HandoffJournal", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // DNS-SD advertisement and discovery through avahi-daemon.
         .target(
             name: "HandoffAvahi",
@@ -131,7 +133,7 @@ let package = Package(
             name: "HandoffDaemon",
             dependencies: [
                 "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffStreamFrames", "HandoffPeerProtocol",
-                "HandoffHistoryProtocol", "CHandoffSystem", "HandoffAvahi", "HandoffKDEConnect",
+                "HandoffHistoryProtocol", "CHandoffSystem", "HandoffAvahi", "HandoffKDEConnect", "HandoffJournal",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -169,7 +171,7 @@ let package = Package(
         .target(
             name: "HandoffdProgram",
             dependencies: [
-                "HandoffDaemon", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
+                "HandoffDaemon", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffJournal",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -189,7 +191,7 @@ let package = Package(
         .target(
             name: "KDEConnectProgram",
             dependencies: [
-                "HandoffKDEConnect", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI",
+                "HandoffKDEConnect", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffJournal",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

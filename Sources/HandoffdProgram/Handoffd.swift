@@ -1,4 +1,5 @@
 import HandoffDaemon
+import HandoffJournal
 import HandoffCore
 import HandoffSystem
 import HandoffControlAPI

@@ -1,6 +1,7 @@
 import HandoffClient
 import HandoffControlAPI
 import HandoffCore
+import HandoffJournal
 import HandoffKDEConnect
 import HandoffSystem
 import Logging
@@ -83,8 +84,9 @@ public enum KDEConnectProgram {
         }
         if options.broadcast.isEmpty { options.broadcast = ["255.255.255.255"] }
 
-        var log = Logger(label: "handoff-kdeconnect") { StreamLogHandler.standardError(label: $0) }
-        log.logLevel = options.logLevel
+        // On handoffd's stderr, which is the journal under systemd: with priorities, as its own.
+        let level = options.logLevel
+        let log = Logger(label: "handoff-kdeconnect") { JournalLogHandler(label: $0, level: level, prefix: "kdeconnect: ") }
         do {
             try await serve(options, stateDirectory: stateDirectory, log: log)
             return 0

@@ -9,10 +9,14 @@ public struct JournalLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
     let label: String
+    /// Before each message: a helper writing to handoffd's stderr names itself, since the
+    /// journal credits every line of that stream to handoffd.
+    let prefix: String
 
-    public init(label: String, level: Logger.Level) {
+    public init(label: String, level: Logger.Level, prefix: String = "") {
         self.label = label
         self.logLevel = level
+        self.prefix = prefix
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -30,7 +34,7 @@ public struct JournalLogHandler: LogHandler {
         case .error: priority = 3
         case .critical: priority = 2
         }
-        var line = "<\(priority)>\(event.message)"
+        var line = "<\(priority)>\(prefix)\(event.message)"
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         for key in all.keys.sorted() {
             let value = "\(all[key]!)"
