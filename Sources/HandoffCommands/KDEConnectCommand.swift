@@ -13,12 +13,13 @@ struct KDEConnectCommand: AsyncParsableCommand {
             It is off until you turn it on (it announces a device name on the network): \
             `handoffctl kdeconnect on`. Then pair: from the phone, and accept here after comparing the key both \
             show (`handoffctl kdeconnect list` shows it); or `handoffctl kdeconnect pair PHONE` and accept on the phone. \
-            A device is named by its id or its name.
+            A paired phone's copies become your copy here; yours go to it only after \
+            `handoffctl kdeconnect clipboard PHONE on`. A device is named by its id or its name.
             """)
 
     @OptionGroup var options: ClientOptions
 
-    @Argument(help: "on, off, list (the default), pair DEVICE, accept DEVICE, reject DEVICE or unpair DEVICE.")
+    @Argument(help: "on, off, list (the default), pair DEVICE, accept DEVICE, reject DEVICE, unpair DEVICE, or clipboard DEVICE on|off.")
     var words: [String] = []
 
     static let actions = ["pair", "accept", "reject", "unpair"]
@@ -29,8 +30,12 @@ struct KDEConnectCommand: AsyncParsableCommand {
             guard words.count <= 1 else { throw ValidationError("`\(words[0])` takes nothing after it") }
         case let a? where Self.actions.contains(a):
             guard words.count == 2 else { throw ValidationError("say `handoffctl kdeconnect \(a) DEVICE` (its id or name: handoffctl kdeconnect list)") }
+        case "clipboard":
+            guard words.count == 3, ["on", "off"].contains(words[2]) else {
+                throw ValidationError("say `handoffctl kdeconnect clipboard DEVICE on` (your copies go to it) or `off`")
+            }
         case let w?:
-            throw ValidationError("unknown `\(w.prefix(32))`: say on, off, list, or one of \(Self.actions.joined(separator: ", ")) and a device")
+            throw ValidationError("unknown `\(w.prefix(32))`: say on, off, list, clipboard, or one of \(Self.actions.joined(separator: ", ")) and a device")
         }
     }
 
@@ -47,6 +52,11 @@ struct KDEConnectCommand: AsyncParsableCommand {
             } else {
                 Output.out("KDE Connect is on, but its endpoint is not running: \(status.problem ?? "it is starting").")
             }
+        case "clipboard":
+            let on = words[2] == "on"
+            let device = try await client.kdeConnect(words[1], KDEConnectDeviceRequest(action: .clipboard, enabled: on))
+            if options.json { return Output.out(device.json.prettySerialized()) }
+            Output.out(on ? "Your copies go to \(device.name) from now on (not what a password manager marks secret)." : "Your copies no longer go to \(device.name).")
         case let action? where Self.actions.contains(action):
             let device = try await client.kdeConnect(words[1], KDEConnectDeviceRequest(action: KDEConnectDeviceRequest.Action(rawValue: action)!))
             if options.json { return Output.out(device.json.prettySerialized()) }
@@ -78,6 +88,7 @@ struct KDEConnectCommand: AsyncParsableCommand {
         let width = status.devices.map(\.name.count).max() ?? 0
         for d in status.devices {
             var state = [d.paired ? "paired" : "not paired", d.reachable ? "reachable" : "not reachable"]
+            if d.sendsClipboard { state.append("gets your copies") }
             switch d.pairing {
             case "requested-by-peer"?: state.append("asks to pair, key \(d.verificationKey ?? "?"): handoffctl kdeconnect accept|reject \(d.id)")
             case "requested"?: state.append("asked to pair, key \(d.verificationKey ?? "?"): accept on the device")

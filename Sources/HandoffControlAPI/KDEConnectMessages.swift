@@ -17,9 +17,12 @@ public struct KDEConnectDevice: Sendable, Equatable {
     public var pairing: String?
     /// While a request is under way: the key both sides show, to compare before accepting.
     public var verificationKey: String?
+    /// A paired device this workstation's copies go to (`handoffctl kdeconnect clipboard
+    /// DEVICE on`); its own copies come here whether or not.
+    public var sendsClipboard: Bool
 
     public init(id: String, name: String, type: String, protocolVersion: Int, paired: Bool, reachable: Bool,
-                address: String? = nil, pairing: String? = nil, verificationKey: String? = nil) {
+                address: String? = nil, pairing: String? = nil, verificationKey: String? = nil, sendsClipboard: Bool = false) {
         self.id = id
         self.name = name
         self.type = type
@@ -29,6 +32,7 @@ public struct KDEConnectDevice: Sendable, Equatable {
         self.address = address
         self.pairing = pairing
         self.verificationKey = verificationKey
+        self.sendsClipboard = sendsClipboard
     }
 
     public init(json: JSONValue) {
@@ -42,6 +46,7 @@ public struct KDEConnectDevice: Sendable, Equatable {
         address = o["address"]?.stringValue
         pairing = o["pairing"]?.stringValue
         verificationKey = o["verificationKey"]?.stringValue
+        sendsClipboard = o["sendsClipboard"] == .bool(true)
     }
 
     public var json: JSONValue {
@@ -49,6 +54,7 @@ public struct KDEConnectDevice: Sendable, Equatable {
             "id": .string(id), "name": .string(name), "type": .string(type), "protocolVersion": .integer(Int64(protocolVersion)),
             "paired": .bool(paired), "reachable": .bool(reachable), "address": address.map(JSONValue.string) ?? .null,
             "pairing": pairing.map(JSONValue.string) ?? .null, "verificationKey": verificationKey.map(JSONValue.string) ?? .null,
+            "sendsClipboard": .bool(sendsClipboard),
         ])
     }
 }
@@ -132,34 +138,41 @@ public struct SetKDEConnectRequest: Sendable, Equatable {
 
 /// `POST /v1/kdeconnect/devices/{device}`: what to do with one device (its id or name).
 /// `send` sends it an activity (`activity`: an id, or `current`, the default): its web page,
-/// else its text.
+/// else its text. `clipboard` with `enabled` says whether this workstation's copies go to it.
 public struct KDEConnectDeviceRequest: Sendable, Equatable {
     public enum Action: String, Sendable, CaseIterable {
-        case pair, accept, reject, unpair, send
+        case pair, accept, reject, unpair, send, clipboard
     }
 
     public var action: Action
     public var activity: String?
+    public var enabled: Bool?
 
-    public init(action: Action, activity: String? = nil) {
+    public init(action: Action, activity: String? = nil, enabled: Bool? = nil) {
         self.action = action
         self.activity = activity
+        self.enabled = enabled
     }
 
     public var json: JSONValue {
         var o: JSONObject = ["action": .string(action.rawValue)]
         if let activity { o["activity"] = .string(activity) }
+        if let enabled { o["enabled"] = .bool(enabled) }
         return .object(o)
     }
 
     public init(body: JSONObject) throws(HandoffError) {
-        let (text, activity) = try RequestBody.read(body) { r throws(ValidationError) in (try r.requiredString("action"), try r.string("activity")) }
+        let (text, activity, enabled) = try RequestBody.read(body) { r throws(ValidationError) in
+            (try r.requiredString("action"), try r.string("activity"), try r.bool("enabled"))
+        }
         guard let action = Action(rawValue: text) else {
             throw .badRequest("body.action: must be one of \(Action.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard activity == nil || action == .send else { throw .badRequest("body.activity: only with \"send\"") }
+        guard (enabled != nil) == (action == .clipboard) else { throw .badRequest("body.enabled: with \"clipboard\", and only with it") }
         self.action = action
         self.activity = activity
+        self.enabled = enabled
     }
 }
 

@@ -1,3 +1,4 @@
+import HandoffControlAPI
 import HandoffCore
 import HandoffKDEConnect
 import NIOCore
@@ -25,6 +26,11 @@ enum EndpointEvent: @unchecked Sendable {
     case request(id: Int64, op: String, fields: JSONObject)
     /// What a `send` request found to send (looked up without holding up other events).
     case send(requestID: Int64, device: KDEConnectDeviceID, Result<ShareToDevice, HandoffError>)
+    /// The account's newest copy changed (handoffd's `clipboard` event).
+    /// `baseline`: the copy there was when the endpoint started (or reconnected): it is not sent.
+    case clipboardChanged(ClipboardRecord?, baseline: Bool)
+    /// The text of copy `id`, pasted to send to the devices that take this workstation's copies.
+    case clipboardText(ClipboardID, String)
     /// handoffd went away: time to stop.
     case handoffdGone
 }

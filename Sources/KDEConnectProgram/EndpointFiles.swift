@@ -31,6 +31,8 @@ struct EndpointFiles {
         /// The version it last linked with: it may not come back older (CVE-2025-66270).
         var protocolVersion: Int
         var certificate: [UInt8]
+        /// This workstation's copies go to it (the user turned it on for this device).
+        var sendClipboard = false
     }
 
     func loadIdentity() throws -> Identity {
@@ -61,14 +63,15 @@ struct EndpointFiles {
             guard let o = item.objectValue, let text = o["id"]?.stringValue, let id = KDEConnectDeviceID(text),
                   let certificate = o["certificate"]?.stringValue.flatMap(Base64.decode), case .integer(let version)? = o["protocolVersion"] else { return nil }
             return PairedDevice(id: id, name: o["name"]?.stringValue ?? text, type: KDEConnectIdentity.DeviceType(rawValue: o["type"]?.stringValue ?? "") ?? .unknown,
-                                protocolVersion: Int(clamping: version), certificate: certificate)
+                                protocolVersion: Int(clamping: version), certificate: certificate, sendClipboard: o["sendClipboard"] == .bool(true))
         }
     }
 
     func saveDevices(_ devices: [PairedDevice]) throws {
         let list: [JSONValue] = devices.sorted { $0.id < $1.id }.map {
             .object(["id": .string($0.id.rawValue), "name": .string($0.name), "type": .string($0.type.rawValue),
-                     "protocolVersion": .integer(Int64($0.protocolVersion)), "certificate": .string(Base64.encode($0.certificate))])
+                     "protocolVersion": .integer(Int64($0.protocolVersion)), "certificate": .string(Base64.encode($0.certificate)),
+                     "sendClipboard": .bool($0.sendClipboard)])
         }
         try save(.object(["devices": .array(list)]), to: directory + "/devices.json")
     }

@@ -31,6 +31,12 @@ final class KDEConnectEndpoint {
     private var linkNumbers: [Int: KDEConnectDeviceID] = [:]
     private var waiting: [Int: Channel] = [:]
     private var refusals = RefusalLog()
+    /// The account's newest copy, as far as handoffd said.
+    private var newestCopy: (id: ClipboardID, at: Timestamp)?
+    /// The last text a device gave us and the last we gave devices: neither is passed back
+    /// (a device that sets its clipboard from us may announce it again).
+    private var lastFromDevice: String?
+    private var lastToDevices: String?
 
     init(own: KDEConnectIdentity, ownPublicKey: [UInt8], files: EndpointFiles, paired: [EndpointFiles.PairedDevice], sockets: LanSockets,
          handoff: HandoffClient, bridge: BridgeWriter, log: Logger, tcpPort: Int, udpPort: Int) {
@@ -114,8 +120,60 @@ final class KDEConnectEndpoint {
                 log.info("sent an activity to a device", metadata: ["device": "\(id)", "activity": "\(share.activity)"])
                 return .success(KDEConnectSent(device: device(id), activity: share.activity, url: share.url, text: share.text).json)
             }))
+        case .clipboardChanged(let record, let baseline):
+            clipboardChanged(record, baseline: baseline, events)
+        case .clipboardText(let id, let text):
+            guard newestCopy?.id == id, text != lastFromDevice else { return }
+            let targets = clipboardTargets
+            guard !targets.isEmpty else { return }
+            lastToDevices = text
+            for target in targets { write(DeviceClipboard.packet(text), to: target) }
+            log.info("sent the clipboard to devices", metadata: ["devices": "\(targets.count)", "bytes": "\(text.utf8.count)"])
         case .handoffdGone:
             break
+        }
+    }
+
+    // MARK: - The clipboard
+
+    /// Linked, paired devices the user sends this workstation's copies to.
+    private var clipboardTargets: [KDEConnectDeviceID] {
+        links.keys.filter { paired[$0]?.sendClipboard == true }.sorted()
+    }
+
+    private func clipboardChanged(_ record: ClipboardRecord?, baseline: Bool, _ events: EndpointEvents) {
+        guard let record else {
+            newestCopy = nil
+            return
+        }
+        guard record.id != newestCopy?.id else { return }
+        newestCopy = (record.id, record.copiedAt)
+        guard !baseline, !clipboardTargets.isEmpty, let type = DeviceClipboard.textFormat(of: record) else { return }
+        let handoff = self.handoff
+        let log = self.log
+        Task {
+            do {
+                if let text = try await DeviceClipboard.paste(record.id, type: type, through: handoff) {
+                    events.send(.clipboardText(record.id, text))
+                }
+            } catch {
+                log.info("the copy to send to devices could not be pasted", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func clipboardFromDevice(_ packet: KDEConnectPacket, from id: KDEConnectDeviceID) {
+        guard let text = DeviceClipboard.text(of: packet, newestCopy: newestCopy?.at), text != lastToDevices, text != lastFromDevice else { return }
+        lastFromDevice = text
+        let handoff = self.handoff
+        let log = self.log
+        Task {
+            do {
+                try await DeviceClipboard.copy(text, through: handoff)
+                log.info("a device's clipboard is the account's copy", metadata: ["device": "\(id)", "bytes": "\(text.utf8.count)"])
+            } catch {
+                log.warning("a device's clipboard could not be copied", metadata: ["device": "\(id)", "error": "\(error)"])
+            }
         }
     }
 
@@ -208,6 +266,8 @@ final class KDEConnectEndpoint {
         switch packet.type {
         case "kdeconnect.share.request":
             await share(packet, from: link.identity)
+        case "kdeconnect.clipboard", "kdeconnect.clipboard.connect":
+            clipboardFromDevice(packet, from: id)
         case "kdeconnect.ping":
             log.debug("ping", metadata: ["device": "\(id)"])
         default:
@@ -247,7 +307,8 @@ final class KDEConnectEndpoint {
             case .paired:
                 guard let link = links[id] else { continue }
                 paired[id] = EndpointFiles.PairedDevice(id: id, name: link.identity.name, type: link.identity.type,
-                                                        protocolVersion: link.identity.protocolVersion, certificate: link.up.certificate)
+                                                        protocolVersion: link.identity.protocolVersion, certificate: link.up.certificate,
+                                                        sendClipboard: paired[id]?.sendClipboard ?? false)
                 sockets.tls.pinned.withLockedValue { $0[id] = link.up.certificate }
                 admission.pairingChanged(id, paired: true)
                 setLimit(link.up, paired: true)
@@ -306,7 +367,7 @@ final class KDEConnectEndpoint {
                                 type: (link?.identity.type ?? stored?.type ?? .unknown).rawValue,
                                 protocolVersion: link?.identity.protocolVersion ?? stored?.protocolVersion ?? 0,
                                 paired: stored != nil, reachable: link != nil, address: link?.up.address,
-                                pairing: pairing, verificationKey: verificationKey(id))
+                                pairing: pairing, verificationKey: verificationKey(id), sendsClipboard: stored?.sendClipboard ?? false)
     }
 
     func status() -> KDEConnectStatus {
@@ -353,6 +414,16 @@ final class KDEConnectEndpoint {
         switch named(fields) {
         case .success(let d): id = d
         case .failure(let e): return .failure(e)
+        }
+        if op == "clipboard" {
+            guard case .bool(let on)? = fields["enabled"] else { return .failure(.badRequest("say whether to send the clipboard")) }
+            guard var device = paired[id] else {
+                return .failure(HandoffError(.conflict, code: "not_paired", message: "\(self.device(id).name) is not paired: pair first (handoffctl kdeconnect pair \(id))"))
+            }
+            device.sendClipboard = on
+            paired[id] = device
+            saveDevices()
+            return .success(self.device(id).json)
         }
         let actions: [KDEConnectPairing.Action]
         switch op {

@@ -109,8 +109,8 @@ public enum KDEConnectProgram {
         let sockets = LanSockets(group: group, events: events, tls: tls)
         var own = KDEConnectIdentity(deviceID: identity.deviceID, name: KDEConnectIdentity.filterName(options.name).isEmpty ? "handoff" : KDEConnectIdentity.filterName(options.name),
                                      type: .desktop, protocolVersion: 8,
-                                     incomingCapabilities: ["kdeconnect.share.request", "kdeconnect.ping"],
-                                     outgoingCapabilities: ["kdeconnect.share.request", "kdeconnect.ping"])
+                                     incomingCapabilities: ["kdeconnect.share.request", "kdeconnect.clipboard", "kdeconnect.clipboard.connect", "kdeconnect.ping"],
+                                     outgoingCapabilities: ["kdeconnect.share.request", "kdeconnect.clipboard", "kdeconnect.ping"])
         let ownForAccepted = own
         let tcpPort = try await sockets.listen(own: { ownForAccepted }, ports: KDEConnectLimits.ports, host: options.listenAddress)
         own.tcpPort = tcpPort
@@ -138,7 +138,24 @@ public enum KDEConnectProgram {
                 try? await Task.sleep(nanoseconds: 10_000_000_000)
             }
         }
+        let handoff = HandoffClient(socketPath: options.socket)
+        let clipboard = Task {
+            // handoffd's clipboard events, for the devices that take this workstation's copies.
+            while !Task.isCancelled {
+                if let session = try? await handoff.openSession() {
+                    events.send(.clipboardChanged(try? await handoff.clipboard(), baseline: true))
+                    do {
+                        for try await event in session.events {
+                            if case .clipboard(let record) = event { events.send(.clipboardChanged(record, baseline: false)) }
+                        }
+                    } catch {}
+                    session.close()
+                }
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+            }
+        }
         await endpoint.run(events)
+        clipboard.cancel()
         announcer.cancel()
         sockets.close()
         try? await group.shutdownGracefully()

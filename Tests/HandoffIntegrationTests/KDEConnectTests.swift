@@ -19,8 +19,9 @@ extension WorkstationTests {
         try await status(net, host).devices.first { $0.id == id }
     }
 
-    /// a (KDE Connect on) and b paired, kdeconnectd on k linked to a.
-    static func setUp(_ net: NetnsRun) async throws -> (k: KDEConnectHost, ours: String, theirs: String) {
+    /// a (KDE Connect on) and b paired, kdeconnectd on k linked to a (on an X display
+    /// there, Xvfb's, when given).
+    static func setUp(_ net: NetnsRun, display: String? = nil) async throws -> (k: KDEConnectHost, ours: String, theirs: String) {
         try await KDEConnectHost.routeBroadcast(net, ["a", "b", "k"])
         try await net.startDaemon("a")
         try await net.startDaemon("b")
@@ -28,7 +29,7 @@ extension WorkstationTests {
         let on = try await net.ctl("a", "kdeconnect", "on")
         #expect(on.status == 0 && on.stdout.contains("KDE Connect is on: listening on TCP 1716"), "\(on)")
         let ours = try #require(try await status(net, "a").deviceID)
-        let k = try await KDEConnectHost.start(net, on: "k", name: "kde-k")
+        let k = try await KDEConnectHost.start(net, on: "k", name: "kde-k", display: display)
         let theirs = try await k.selfID()
         try await eventually(20, "a and kdeconnectd to link") {
             let linked = try await device(net, "a", theirs)?.reachable ?? false
@@ -205,6 +206,45 @@ extension WorkstationTests {
             try await eventually(10, "kdeconnectd to trust a") { try await k.isTrusted(ours) }
             #expect(try await Self.device(net, "a", theirs)?.paired == true)
             try await eventually(10, "a's notification that it paired") { read().contains("Paired with kde-k") }
+        }
+    }
+
+    /// The clipboard both ways, with kdeconnectd on an X display (Xvfb) and xclip as the
+    /// user's copy and paste there: its copy is pasted on a and on b; b's copy reaches it
+    /// once the user turned that on for it, and not before.
+    @Test func theClipboardGoesBothWaysOnceTurnedOn() async throws {
+        try await NetnsRun.with(["a", "b", "k"]) { net in
+            let display = ":\(Int.random(in: 150...250))"
+            let xvfb = try await net.spawn("k", log: "\(net.directory)/xvfb.log", ["Xvfb", display, "-screen", "0", "640x480x24", "-nolisten", "tcp"])
+            defer { net.stop(xvfb, SIGTERM) }
+            try await eventually(10, "Xvfb on k") { try await net.exec("k", ["env", "DISPLAY=\(display)", "xclip", "-o", "-selection", "clipboard"]).stderr.contains("Can't open display") == false }
+            let (k, ours, theirs) = try await Self.setUp(net, display: display)
+            _ = try await k.call(k.device(ours), "org.kde.kdeconnect.device.requestPair")
+            try await eventually(10, "the request") { try await Self.device(net, "a", theirs)?.pairing == "requested-by-peer" }
+            #expect(try await net.ctl("a", "kdeconnect", "accept", theirs).status == 0)
+            try await eventually(10, "kdeconnectd to trust a") { try await k.isTrusted(ours) }
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+
+            // A copy on k (xclip) is the account's copy: pasted on a, and on b.
+            let fromK = "copied on kde \(UInt32.random(in: 0...UInt32.max))"
+            let xclip = try await net.spawn("k", log: "\(net.directory)/xclip.log", ["sh", "-c", "printf '%s' '\(fromK)' | DISPLAY=\(display) xclip -selection clipboard -loops 5"])
+            defer { net.stop(xclip, SIGTERM) }
+            try await eventually(15, "a to paste k's copy") { try await net.ctl("a", "paste").stdout == fromK }
+            try await eventually(15, "b to paste k's copy") { try await net.ctl("b", "paste").stdout == fromK }
+
+            // b's copy does not go to k until the user says so.
+            let early = "not for kde \(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await net.ctl("b", "copy", stdin: early).status == 0)
+            try await eventually(10, "a to have b's copy") { try await net.ctl("a", "paste").stdout == early }
+            try await Task.sleep(nanoseconds: 1_500_000_000)
+            let xpaste = { try await net.exec("k", ["env", "DISPLAY=\(display)", "xclip", "-o", "-selection", "clipboard"]).stdout }
+            #expect(try await xpaste() != early, "k does not get copies before it is turned on")
+            let on = try await net.ctl("a", "kdeconnect", "clipboard", "kde-k", "on")
+            #expect(on.status == 0 && on.stdout.contains("Your copies go to kde-k"), "\(on)")
+            #expect(try await Self.device(net, "a", theirs)?.sendsClipboard == true)
+            let fromB = "copied on b \(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await net.ctl("b", "copy", stdin: fromB).status == 0)
+            try await eventually(15, "k's X clipboard to hold b's copy") { try await xpaste() == fromB }
         }
     }
 

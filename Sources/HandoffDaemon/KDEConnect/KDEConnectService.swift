@@ -92,6 +92,7 @@ actor KDEConnectService {
         }
         var fields: JSONObject = ["device": .string(device)]
         if request.action == .send { fields["activity"] = .string(request.activity ?? "current") }
+        if let enabled = request.enabled { fields["enabled"] = .bool(enabled) }
         return try await ask(request.action.rawValue, fields).get()
     }
 

@@ -9,6 +9,8 @@ struct KDEConnectHost {
     let net: NetnsRun
     let host: String
     let name: String
+    /// An X display (Xvfb on the same host) for kdeconnectd's clipboard; nil: offscreen.
+    var display: String?
 
     var base: String { "\(net.directory)/kde-\(host)" }
     var busPath: String { "\(base)/run/bus" }
@@ -24,15 +26,15 @@ struct KDEConnectHost {
 
     var environment: [String: String] {
         ["HOME": "\(base)/home", "XDG_CONFIG_HOME": "\(base)/config", "XDG_DATA_HOME": "\(base)/data", "XDG_CACHE_HOME": "\(base)/cache",
-         "XDG_RUNTIME_DIR": "\(base)/run", "DBUS_SESSION_BUS_ADDRESS": busAddress, "QT_QPA_PLATFORM": "offscreen",
-         "QT_LOGGING_RULES": "kdeconnect.*=true", "DISPLAY": "", "WAYLAND_DISPLAY": ""]
+         "XDG_RUNTIME_DIR": "\(base)/run", "DBUS_SESSION_BUS_ADDRESS": busAddress, "QT_QPA_PLATFORM": display == nil ? "offscreen" : "xcb",
+         "QT_LOGGING_RULES": "kdeconnect.*=true", "DISPLAY": display ?? "", "WAYLAND_DISPLAY": ""]
     }
 
     /// Starts its session bus, a monitor of the bus's signals, and kdeconnectd; returns when
     /// kdeconnectd answers on the bus.
-    static func start(_ net: NetnsRun, on host: String, name: String) async throws -> KDEConnectHost {
+    static func start(_ net: NetnsRun, on host: String, name: String, display: String? = nil) async throws -> KDEConnectHost {
         guard let daemon = daemonPath else { throw TestFailure("kdeconnectd is not installed (package kdeconnect: scripts/install-deps)") }
-        let k = KDEConnectHost(net: net, host: host, name: name)
+        let k = KDEConnectHost(net: net, host: host, name: name, display: display)
         for d in ["home", "config/kdeconnect", "data", "cache", "run"] {
             try FileManager.default.createDirectory(atPath: "\(k.base)/\(d)", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
