@@ -76,7 +76,7 @@ public struct KDEConnectPairing: Sendable, Equatable {
                 state = .notPaired
                 var timestamp: Int64?
                 if protocolVersion >= 8 {
-                    guard case .integer(let t)? = packet.body["timestamp"] else {
+                    guard let t = Self.seconds(packet.body["timestamp"]) else {
                         return actions + [.failed("the request carried no timestamp")]
                     }
                     // Compared as a range: a hostile timestamp near Int64's ends must not overflow.
@@ -99,6 +99,17 @@ public struct KDEConnectPairing: Sendable, Equatable {
         case .paired:
             state = .notPaired
             return [.unpaired]
+        }
+    }
+
+    /// The request's time in seconds, as KDE reads it (`get<long>`): kdeconnect 25.04 writes
+    /// a C `long`, which Qt's JSON has as a number of either kind, or as text.
+    static func seconds(_ value: JSONValue?) -> Int64? {
+        switch value {
+        case .integer(let t)?: return t
+        case .double(let d)? where d.rounded() == d && abs(d) < 9e15: return Int64(d)
+        case .string(let s)?: return Int64(s)
+        default: return nil
         }
     }
 

@@ -253,6 +253,7 @@ final class KDEConnectEndpoint {
     private func received(_ packet: KDEConnectPacket, from id: KDEConnectDeviceID, now: Timestamp, _ events: EndpointEvents) async {
         guard var link = links[id] else { return }
         if packet.type == KDEConnectPacket.pair {
+            log.debug("a pairing packet", metadata: ["device": "\(id)", "body": "\(JSONValue.object(packet.body).serialized())"])
             let actions = link.pairing.received(packet, at: now)
             links[id] = link
             perform(actions, on: id, events)

@@ -163,6 +163,15 @@ extension WorkstationTests {
             try await eventually(10, "kdeconnectd to see a again") { await k.isReachable(ours) }
             #expect(try await k.isTrusted(ours))
 
+            // Off and on at once while linked: one endpoint runs, not two (the first one's
+            // end, which comes after the second started, is not taken for the second's).
+            #expect(try await net.ctl("a", "kdeconnect", "off").status == 0)
+            #expect(try await net.ctl("a", "kdeconnect", "on").status == 0)
+            try await Task.sleep(nanoseconds: 4_000_000_000)
+            let endpoints = try await net.exec("a", ["pgrep", "-f", "^handoff-kdeconnect --state-directory \(net.stateDirectory("a"))"])
+            #expect(endpoints.stdout.split(separator: "\n").count == 1, "\(endpoints)")
+            try await eventually(20, "a and kdeconnectd to link once more") { try await Self.device(net, "a", theirs)?.reachable == true }
+
             // A UDP identity with k's id, another name and a port nothing listens on, and a
             // UDP unpair: neither renames, unpairs or unlinks it (CVE-2025-32899, -32900).
             let address = try await net.address("a")

@@ -62,6 +62,23 @@ struct KDEConnectPairingTests {
         #expect(v7.received(Self.pair(true), at: Self.t0) == [.askUser(timestamp: nil)])
     }
 
+    /// kdeconnect 25.04 writes the request's time (a C `long`) as text: {"timestamp":
+    /// "1796677496"}, seen from Debian 13's kdeconnectd. KDE reads any number or numeric
+    /// text; so do we, and nothing else.
+    @Test func aV8TimestampIsReadAsKDEReadsIt() {
+        let t = Self.t0.seconds
+        for value: JSONValue in [.integer(t), .string(String(t)), .double(Double(t))] {
+            var p = KDEConnectPairing(paired: false, protocolVersion: 8)
+            #expect(p.received(KDEConnectPacket(type: KDEConnectPacket.pair, body: ["pair": .bool(true), "timestamp": value]), at: Self.t0)
+                        == [.askUser(timestamp: t)], "\(value)")
+        }
+        for value: JSONValue in [.string("soon"), .string(""), .double(Double(t) + 0.5), .bool(true), .null, .array([.integer(t)]), .double(1e300)] {
+            var p = KDEConnectPairing(paired: false, protocolVersion: 8)
+            let actions = p.received(KDEConnectPacket(type: KDEConnectPacket.pair, body: ["pair": .bool(true), "timestamp": value]), at: Self.t0)
+            #expect(actions == [.failed("the request carried no timestamp")], "\(value)")
+        }
+    }
+
     @Test func unpairingAndCancelling() {
         var p = KDEConnectPairing(paired: true, protocolVersion: 8)
         #expect(p.received(Self.pair(false), at: Self.t0) == [.unpaired] && p.state == .notPaired)

@@ -31,7 +31,7 @@ final class KDEConnectEndpointProcess: Sendable {
 
     static func start(arguments: [String], group: EventLoopGroup,
                       lines: @escaping @Sendable (KDEConnectBridgeLine) -> Void,
-                      ended: @escaping @Sendable () -> Void) async throws(HandoffError) -> KDEConnectEndpointProcess {
+                      ended: @escaping @Sendable (pid_t) -> Void) async throws(HandoffError) -> KDEConnectEndpointProcess {
         func failure(_ why: String) -> HandoffError {
             HandoffError(.unavailable, code: "kdeconnect_unavailable", message: "cannot start the KDE Connect endpoint: \(why)")
         }
@@ -76,7 +76,7 @@ final class KDEConnectEndpointProcess: Sendable {
                 NIOThreadPool.singleton.submit { _ in
                     var status: Int32 = 0
                     while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-                    ended()
+                    ended(child)
                 }
             }
             return KDEConnectEndpointProcess(pid: pid, channel: channel)

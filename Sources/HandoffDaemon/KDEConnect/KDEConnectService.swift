@@ -129,7 +129,7 @@ actor KDEConnectService {
             let p = try await KDEConnectEndpointProcess.start(
                 arguments: args, group: group,
                 lines: { line in Task { await self.received(line) } },
-                ended: { Task { await self.ended() } })
+                ended: { pid in Task { await self.ended(pid) } })
             process = p
             problem = nil
             logger.info("KDE Connect endpoint started", metadata: ["pid": "\(p.pid)"])
@@ -139,8 +139,10 @@ actor KDEConnectService {
         }
     }
 
-    private func ended() async {
-        guard process != nil else { return }
+    /// A process ended: the one running now (not one stopped before, whose end may come
+    /// after its successor started).
+    private func ended(_ pid: pid_t) async {
+        guard process?.pid == pid else { return }
         process = nil
         for (_, c) in waiting { c.resume(returning: .failure(Self.notRunning("it stopped"))) }
         waiting = [:]
