@@ -35,6 +35,28 @@ struct PresenceMenuTests {
         #expect(PresenceMenu.action(forKey: "offers/none", in: p) == nil)
     }
 
+    /// KDE Connect: a phone asking to pair shows its key, to accept or refuse; a paired,
+    /// reachable phone takes the newest activity; one not reachable or not paired shows nothing.
+    @Test func phonesAskToPairOrTakeTheActivity() {
+        var p = Presence()
+        p.phones = [
+            KDEConnectDevice(id: "phoneid00000000000000000000000001", name: "Pixel \u{202E}evil", type: "phone", protocolVersion: 8, paired: false,
+                             reachable: true, pairing: "requested-by-peer", verificationKey: "7E09F2A3"),
+            KDEConnectDevice(id: "phoneid00000000000000000000000002", name: "Tablet", type: "tablet", protocolVersion: 7, paired: true, reachable: true),
+            KDEConnectDevice(id: "phoneid00000000000000000000000003", name: "Away", type: "phone", protocolVersion: 8, paired: true, reachable: false),
+        ]
+        let entries = PresenceMenu.entries(p, at: now)
+        let keys = entries.map(\.key)
+        #expect(keys.contains("phone-accept/phoneid00000000000000000000000001") && keys.contains("phone-reject/phoneid00000000000000000000000001"))
+        #expect(keys.contains("phone-send/phoneid00000000000000000000000002") && !keys.contains { $0.hasSuffix("00000003") })
+        let accept = entries.first { $0.key.hasPrefix("phone-accept/") }!
+        #expect(label(accept)?.contains("(key 7E09F2A3)") == true && label(accept)?.contains("\u{202E}") == false, "\(label(accept) ?? "")")
+        #expect(label(entries.first { $0.key.hasPrefix("phone-send/") }!) == "Continue on \u{201C}Tablet\u{201D}")
+        #expect(PresenceMenu.action(forKey: "phone-accept/phoneid00000000000000000000000001", in: p) == .acceptPhone("phoneid00000000000000000000000001"))
+        #expect(PresenceMenu.action(forKey: "phone-reject/phoneid00000000000000000000000001", in: p) == .rejectPhone("phoneid00000000000000000000000001"))
+        #expect(PresenceMenu.action(forKey: "phone-send/phoneid00000000000000000000000002", in: p) == .continueOnPhone("phoneid00000000000000000000000002"))
+    }
+
     @Test func eachOfferContinuesItselfAndTheRemovedPairAgainAsNew() throws {
         var p = Presence()
         let o = offer("Shopping list")

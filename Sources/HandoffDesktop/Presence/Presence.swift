@@ -69,6 +69,9 @@ public struct Presence: Sendable, Equatable {
     public var problems: [Problem] = []
     /// This workstation was removed from the account: only a new identity pairs it again.
     public var removed = false
+    /// KDE Connect devices (phones) worth an entry: paired and reachable (to continue on),
+    /// or asking to pair (to accept or refuse). Empty while KDE Connect is off.
+    public var phones: [KDEConnectDevice] = []
 
     public init() {}
 

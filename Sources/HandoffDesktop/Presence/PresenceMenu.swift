@@ -28,10 +28,16 @@ public enum PresenceMenu {
         case stopPairing
         case setSource(String, enabled: Bool)
         case explain(problemID: String)
+        /// KDE Connect: send the newest activity to this device, accept or refuse its request.
+        case continueOnPhone(String)
+        case acceptPhone(String)
+        case rejectPhone(String)
 
         /// The title of the notification that says it failed.
         public var failure: String {
             switch self {
+            case .continueOnPhone: "Could not continue on the phone"
+            case .acceptPhone, .rejectPhone: "Could not answer the phone"
             case .continueOffer: "Could not continue"
             case .paste: "Could not paste here"
             case .pair, .pairWithNewIdentity, .stopPairing: "Could not pair"
@@ -65,6 +71,7 @@ public enum PresenceMenu {
             out.append(Entry("paste/\(copy.id.rawValue)", [label("Paste here what \(MenuText.line(copy.device.name, limit: 32)) copied (\(kind))"),
                                                           icon("edit-paste")]))
         }
+        out.append(contentsOf: phones(p))
         out.append(contentsOf: pairing(p))
         if !p.sources.isEmpty {
             let sources = p.sources.map { name in
@@ -94,6 +101,9 @@ public enum PresenceMenu {
         case ("pair-stop", 1): return .stopPairing
         case ("source", 2): return .setSource(parts[1], enabled: p.sourcesOff.contains(parts[1]))
         case ("problem", 2): return .explain(problemID: parts[1])
+        case ("phone-send", 2): return .continueOnPhone(parts[1])
+        case ("phone-accept", 2): return .acceptPhone(parts[1])
+        case ("phone-reject", 2): return .rejectPhone(parts[1])
         default: return nil
         }
     }
@@ -106,6 +116,23 @@ public enum PresenceMenu {
         var props = [label(text)]
         if let i = o.app?.icon, !i.isEmpty { props.append(icon(MenuText.line(i, limit: 128))) }
         return Entry(offerKey(o), props)
+    }
+
+    /// KDE Connect devices: a request to pair shows its key, to compare with the phone's
+    /// before accepting; a paired, reachable one can take the newest activity.
+    private static func phones(_ p: Presence) -> [Entry] {
+        var out: [Entry] = []
+        for d in p.phones.prefix(8) {
+            let name = MenuText.quoted(d.name)
+            if d.pairing == "requested-by-peer" {
+                let key = MenuText.line(d.verificationKey ?? "?", limit: 8)
+                out.append(Entry("phone-accept/\(d.id)", [label("Pair with \(name) (key \(key))"), icon("list-add")]))
+                out.append(Entry("phone-reject/\(d.id)", [label("Refuse \(name)"), icon("process-stop")]))
+            } else if d.paired && d.reachable {
+                out.append(Entry("phone-send/\(d.id)", [label("Continue on \(name)"), icon("smartphone")]))
+            }
+        }
+        return out
     }
 
     private static func pairing(_ p: Presence) -> [Entry] {

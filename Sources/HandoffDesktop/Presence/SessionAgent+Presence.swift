@@ -104,6 +104,8 @@ extension SessionAgent {
         case .pairing(let status):
             presence.state.pairing = Presence.pairing(status)
             checks = status.state == .paired
+        case .kdeConnectPairing:
+            checks = true
         default:
             return
         }
@@ -140,6 +142,11 @@ extension SessionAgent {
                 if let checks = try? await client.diagnostics() { presence.state.problems = Presence.problems(checks) }
                 if let devices = try? await client.devices(), let me = try? await client.status().deviceID {
                     presence.state.removed = devices.removed.contains { $0.id == me }
+                }
+                // KDE Connect's devices (none while it is off): asked with the checks, which
+                // the menu's opening and pairing changes ask for.
+                presence.state.phones = ((try? await client.kdeConnect())?.devices ?? []).filter {
+                    ($0.paired && $0.reachable) || $0.pairing == "requested-by-peer"
                 }
             }
             await publishPresence()
@@ -336,6 +343,14 @@ extension SessionAgent {
         switch action {
         case .continueOffer(let device, let id):
             return await continueOffer(device, id)
+        case .continueOnPhone(let device):
+            do { _ = try await client.sendToKDEConnect(device) } catch { return "\(error)" }
+            return nil
+        case .acceptPhone(let device), .rejectPhone(let device):
+            let answer: KDEConnectDeviceRequest.Action = if case .acceptPhone = action { .accept } else { .reject }
+            do { _ = try await client.kdeConnect(device, KDEConnectDeviceRequest(action: answer)) } catch { return "\(error)" }
+            await refreshPresence(checks: true)
+            return nil
         case .paste(let id):
             guard let record = presence.state.clipboard, record.id == id, !record.local else { return "that copy is not the newest any more" }
             return await offerHere(record)
