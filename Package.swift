@@ -191,7 +191,7 @@ let package = Package(
         .target(
             name: "KDEConnectProgram",
             dependencies: [
-                "HandoffKDEConnect", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffJournal",
+                "HandoffKDEConnect", "HandoffClient", "HandoffCore", "HandoffSystem", "HandoffControlAPI", "HandoffJournal", "HandoffAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -17,13 +17,14 @@ public final class AvahiDiscovery: Sendable {
     private let watchQueue = DispatchQueue(label: "handoff.avahi.watch")
 
     /// `browseDomains`: unicast DNS-SD domains browsed besides `local` (Avahi's wide-area
-    /// support, which the system's avahi-daemon must have enabled).
-    public init(serviceType: String = "_handoff._tcp", browseDomains: [String] = [], logger: Logger) {
+    /// support, which the system's avahi-daemon must have enabled). `ipv4Only`: browse and
+    /// resolve over IPv4 alone (KDE Connect's identities go over IPv4).
+    public init(serviceType: String = "_handoff._tcp", browseDomains: [String] = [], ipv4Only: Bool = false, logger: Logger) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: AvahiEvent.self, bufferingPolicy: .bufferingNewest(1024))
         self.events = stream
         self.continuation = continuation
-        self.session = AvahiSession(serviceType: serviceType, browseDomains: browseDomains, logger: logger, continuation: continuation)
+        self.session = AvahiSession(serviceType: serviceType, browseDomains: browseDomains, ipv4Only: ipv4Only, logger: logger, continuation: continuation)
     }
 
     deinit {

@@ -5,14 +5,14 @@ extension AvahiSession {
     func startBrowsing(_ c: OpaquePointer) {
         guard browser == nil else { return }
         browser = avahi_service_browser_new(
-            c, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), serviceType, nil,
+            c, AvahiIfIndex(AVAHI_IF_UNSPEC), browseProtocol, serviceType, nil,
             AvahiLookupFlags(0), AvahiCallbacks.browse, userdata)
         if browser == nil {
             logger.error("cannot browse \(serviceType): \(AvahiError.text(avahi_client_errno(c)))")
         }
         for domain in browseDomains {
             let b = avahi_service_browser_new(
-                c, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), serviceType, domain,
+                c, AvahiIfIndex(AVAHI_IF_UNSPEC), browseProtocol, serviceType, domain,
                 AvahiLookupFlags(0), AvahiCallbacks.browse, userdata)
             if let b { wideAreaBrowsers.append(b) } else {
                 logger.error("cannot browse \(serviceType) in \(domain): \(AvahiError.text(avahi_client_errno(c)))",

@@ -24,6 +24,8 @@ final class AvahiSession: @unchecked Sendable {
     var browser: OpaquePointer?
     /// Unicast DNS-SD domains browsed besides `local`, and their browsers.
     let browseDomains: [String]
+    /// The address families browsed: AVAHI_PROTO_UNSPEC, or AVAHI_PROTO_INET for IPv4 alone.
+    let browseProtocol: AvahiProtocol
     var wideAreaBrowsers: [OpaquePointer] = []
     var group: OpaquePointer?
     /// True while the group holds our service (reset and collisions empty it).
@@ -50,9 +52,10 @@ final class AvahiSession: @unchecked Sendable {
     var retryTimer: OpaquePointer?
     var retryDelayMilliseconds = 0
 
-    init(serviceType: String, browseDomains: [String] = [], logger: Logger, continuation: AsyncStream<AvahiEvent>.Continuation) {
+    init(serviceType: String, browseDomains: [String] = [], ipv4Only: Bool = false, logger: Logger, continuation: AsyncStream<AvahiEvent>.Continuation) {
         self.serviceType = serviceType
         self.browseDomains = browseDomains
+        self.browseProtocol = AvahiProtocol(ipv4Only ? AVAHI_PROTO_INET : AVAHI_PROTO_UNSPEC)
         self.logger = logger
         self.continuation = continuation
     }

@@ -96,6 +96,17 @@ public enum KDEConnectProgram {
         }
     }
 
+    /// An interface's IPv4 broadcast address, made from its address and netmask: what
+    /// getifaddrs says of an address added without `brd` is the address itself, and the
+    /// kernel treats the subnet's last address as its broadcast all the same.
+    static func broadcastAddress(_ device: NIONetworkDevice) -> String? {
+        guard case .v4(let a)? = device.address, case .v4(let m)? = device.netmask else { return nil }
+        let address = UInt32(bigEndian: a.address.sin_addr.s_addr), mask = UInt32(bigEndian: m.address.sin_addr.s_addr)
+        guard mask != 0, mask != .max else { return nil }
+        let b = address | ~mask
+        return "\(b >> 24).\((b >> 16) & 0xFF).\((b >> 8) & 0xFF).\(b & 0xFF)"
+    }
+
     private static func serve(_ options: Options, stateDirectory: String, log: Logger) async throws {
         let files = EndpointFiles(directory: stateDirectory)
         let identity = try files.loadIdentity()
@@ -120,8 +131,14 @@ public enum KDEConnectProgram {
                                           handoff: HandoffClient(socketPath: options.socket), bridge: bridge, log: log,
                                           tcpPort: tcpPort, udpPort: options.udpPort)
         log.info("KDE Connect endpoint listening", metadata: ["device": "\(identity.deviceID)", "tcp": "\(tcpPort)", "udp": "\(options.udpPort)"])
+        // Without avahi-daemon the broadcasts still find devices: mDNS is a second way.
+        let announcement: DeviceAnnouncement?
+        do { announcement = try DeviceAnnouncement(own: own, udpPort: options.udpPort, sockets: sockets, log: log) } catch {
+            log.info("not announced by mDNS (UDP broadcasts only)", metadata: ["error": "\(error)"])
+            announcement = nil
+        }
         bridge.send(.notice("ready", ["status": endpoint.status().json]))
-        let announcer = Task { [own] in
+        let announcer = Task { [own, log] in
             // Our identity at start, and again whenever this machine's IPv4 addresses
             // change (a new network): devices there dial us. To 255.255.255.255 as KDE
             // does, and to each interface's own broadcast address, which reaches a
@@ -132,8 +149,10 @@ public enum KDEConnectProgram {
                 let now = devices.compactMap { $0.address?.ipAddress }.sorted()
                 if now != last {
                     last = now
-                    let interfaces = devices.compactMap { $0.broadcastAddress?.ipAddress }
-                    sockets.broadcast(own, to: Array(Set(options.broadcast + interfaces)).sorted())
+                    let interfaces = devices.compactMap(Self.broadcastAddress)
+                    let to = Array(Set(options.broadcast + interfaces)).sorted()
+                    log.debug("our identity by UDP broadcast", metadata: ["to": "\(to.joined(separator: " "))"])
+                    sockets.broadcast(own, to: to)
                 }
                 try? await Task.sleep(nanoseconds: 10_000_000_000)
             }
@@ -155,6 +174,7 @@ public enum KDEConnectProgram {
             }
         }
         await endpoint.run(events)
+        announcement?.stop()
         clipboard.cancel()
         announcer.cancel()
         sockets.close()

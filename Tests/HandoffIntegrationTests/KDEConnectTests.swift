@@ -257,6 +257,57 @@ extension WorkstationTests {
         }
     }
 
+    /// Two handoff endpoints, each the other's "phone", with every UDP broadcast dropped
+    /// (nftables in each host): only `_kdeconnect._udp` through avahi-daemon brings them
+    /// together. Then protocol 8 on both sides: the identity inside TLS, pairing with the
+    /// timestamped key equal on both, and a page sent from one becomes the other's activity.
+    @Test func twoEndpointsFindEachOtherByMDNSAloneAndPairInProtocol8() async throws {
+        try await NetnsRun.with(["a", "b"]) { net in
+            for h in ["a", "b"] {
+                let cidr = try await net.exec(h, ["sh", "-c", "ip -4 -o addr show dev hnd0 | awk '{print $4}'"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                let parts = cidr.split(separator: "/"), octets = parts[0].split(separator: ".").compactMap { UInt32($0) }
+                let bits = UInt32(parts[1]) ?? 24
+                let address = octets.reduce(0) { $0 << 8 | $1 }, mask = bits == 0 ? 0 : UInt32.max << (32 - bits)
+                let b = address | ~mask
+                let broadcast = "\(b >> 24).\((b >> 16) & 0xFF).\((b >> 8) & 0xFF).\(b & 0xFF)"
+                let rules = "table inet nobroadcast { chain out { type filter hook output priority 0; udp dport 1716 ip daddr { 255.255.255.255, \(broadcast) } counter drop; }; }\n"
+                let r = try await net.exec(h, ["nft", "-f", "-"], stdin: rules)
+                #expect(r.status == 0, "\(r)")
+                try await net.startDaemon(h)
+                #expect(try await net.ctl(h, "kdeconnect", "on").status == 0)
+            }
+            let idA = try #require(try await Self.status(net, "a").deviceID), idB = try #require(try await Self.status(net, "b").deviceID)
+            try await eventually(30, "a and b to link, found by mDNS") {
+                let d = try await Self.device(net, "a", idB)
+                return d?.reachable == true && d?.protocolVersion == 8
+            }
+            let log = (try? String(contentsOfFile: net.logPath("a"), encoding: .utf8)) ?? ""
+            let logB = (try? String(contentsOfFile: net.logPath("b"), encoding: .utf8)) ?? ""
+            #expect(log.contains("found by mDNS") || logB.contains("found by mDNS"), "one found the other by mDNS")
+            // The broadcasts were sent, and dropped.
+            let dropped = try await net.exec("a", ["nft", "list", "table", "inet", "nobroadcast"]).stdout
+            #expect(dropped.contains("counter packets") && !dropped.contains("counter packets 0 "), "\(dropped)")
+
+            let pair = try await net.ctl("a", "kdeconnect", "pair", "ws-b")
+            #expect(pair.status == 0, "\(pair)")
+            try await eventually(10, "b to hear a's request") { try await Self.device(net, "b", idA)?.pairing == "requested-by-peer" }
+            let keyA = try #require(try await Self.device(net, "a", idB)?.verificationKey)
+            let keyB = try #require(try await Self.device(net, "b", idA)?.verificationKey)
+            #expect(keyA == keyB && keyA.count == 8 && keyA == keyA.uppercased(), "a \(keyA), b \(keyB)")
+            #expect(try await net.ctl("b", "kdeconnect", "accept", "ws-a").status == 0)
+            try await eventually(10, "a to be paired with b") { try await Self.device(net, "a", idB)?.paired == true }
+
+            let url = "https://example.org/endpoint-to-endpoint-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(try await net.ctl("b", "become-current", "--type", "test.page", "--webpage-url", url).status == 0)
+            let sent = try await net.ctl("b", "continue", "--on", "ws-a")
+            #expect(sent.status == 0, "\(sent)")
+            try await eventually(10, "the page to be a's activity") {
+                let current = try await net.ctl("a", "current", "--json").stdout
+                return current.contains(url) && current.contains("Shared from ws-b")
+            }
+        }
+    }
+
     @Test func offByDefaultAndOffStopsTheEndpoint() async throws {
         try await NetnsRun.with(["a"]) { net in
             try await net.startDaemon("a")
