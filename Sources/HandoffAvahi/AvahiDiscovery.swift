@@ -17,8 +17,9 @@ public final class AvahiDiscovery: Sendable {
     private let watchQueue = DispatchQueue(label: "handoff.avahi.watch")
 
     /// `browseDomains`: unicast DNS-SD domains browsed besides `local` (Avahi's wide-area
-    /// support, which the system's avahi-daemon must have enabled). `ipv4Only`: browse and
-    /// resolve over IPv4 alone (KDE Connect's identities go over IPv4).
+    /// support, which the system's avahi-daemon must have enabled). `ipv4Only`: resolve
+    /// every instance to an IPv4 address, found over either transport (KDE Connect's
+    /// identities go over IPv4, and its own responder answers over IPv6 as well).
     public init(serviceType: String = "_handoff._tcp", browseDomains: [String] = [], ipv4Only: Bool = false, logger: Logger) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: AvahiEvent.self, bufferingPolicy: .bufferingNewest(1024))

@@ -5,14 +5,14 @@ extension AvahiSession {
     func startBrowsing(_ c: OpaquePointer) {
         guard browser == nil else { return }
         browser = avahi_service_browser_new(
-            c, AvahiIfIndex(AVAHI_IF_UNSPEC), browseProtocol, serviceType, nil,
+            c, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), serviceType, nil,
             AvahiLookupFlags(0), AvahiCallbacks.browse, userdata)
         if browser == nil {
             logger.error("cannot browse \(serviceType): \(AvahiError.text(avahi_client_errno(c)))")
         }
         for domain in browseDomains {
             let b = avahi_service_browser_new(
-                c, AvahiIfIndex(AVAHI_IF_UNSPEC), browseProtocol, serviceType, domain,
+                c, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), serviceType, domain,
                 AvahiLookupFlags(0), AvahiCallbacks.browse, userdata)
             if let b { wideAreaBrowsers.append(b) } else {
                 logger.error("cannot browse \(serviceType) in \(domain): \(AvahiError.text(avahi_client_errno(c)))",
@@ -38,7 +38,10 @@ extension AvahiSession {
                 // it first. The other would find the same service at the same host, and each
                 // resolver is a blocking round trip to avahi-daemon and more queries on the
                 // network (bench-scale: with 32 hosts both add up to seconds).
-                guard resolvers[key] == nil, !isResolved(key.sibling) else { return }
+                // Wanting IPv4 addresses from both transports, each is asked: avahi answers
+                // A queries over IPv4 only (publish-a-on-ipv6=no), KDE Connect's responder
+                // over IPv6 as well.
+                guard resolvers[key] == nil, ipv4Addresses || !isResolved(key.sibling) else { return }
                 resolve(key, client: c)
             } else {
                 browsed.remove(key)
@@ -59,9 +62,11 @@ extension AvahiSession {
 
     func resolve(_ key: ServiceKey, client c: OpaquePointer) {
         let proto = AvahiProtocol(key.ipv6 ? AVAHI_PROTO_INET6 : AVAHI_PROTO_INET)
-        // aprotocol = protocol: the IPv4 result resolves to IPv4, the IPv6 one to IPv6.
+        // aprotocol = protocol: the IPv4 result resolves to IPv4, the IPv6 one to IPv6
+        // (unless only IPv4 addresses are wanted).
         let r = avahi_service_resolver_new(
-            c, AvahiIfIndex(key.interfaceIndex), proto, key.name, serviceType, key.domain, proto,
+            c, AvahiIfIndex(key.interfaceIndex), proto, key.name, serviceType, key.domain,
+            ipv4Addresses ? AvahiProtocol(AVAHI_PROTO_INET) : proto,
             AvahiLookupFlags(0), AvahiCallbacks.resolve, userdata)
         if let r {
             resolvers[key] = r

@@ -24,8 +24,9 @@ final class AvahiSession: @unchecked Sendable {
     var browser: OpaquePointer?
     /// Unicast DNS-SD domains browsed besides `local`, and their browsers.
     let browseDomains: [String]
-    /// The address families browsed: AVAHI_PROTO_UNSPEC, or AVAHI_PROTO_INET for IPv4 alone.
-    let browseProtocol: AvahiProtocol
+    /// Resolve every instance to an IPv4 address, whichever transport it was found on
+    /// (KDE Connect's own responder answers over IPv6 with an IPv4 address).
+    let ipv4Addresses: Bool
     var wideAreaBrowsers: [OpaquePointer] = []
     var group: OpaquePointer?
     /// True while the group holds our service (reset and collisions empty it).
@@ -55,7 +56,7 @@ final class AvahiSession: @unchecked Sendable {
     init(serviceType: String, browseDomains: [String] = [], ipv4Only: Bool = false, logger: Logger, continuation: AsyncStream<AvahiEvent>.Continuation) {
         self.serviceType = serviceType
         self.browseDomains = browseDomains
-        self.browseProtocol = AvahiProtocol(ipv4Only ? AVAHI_PROTO_INET : AVAHI_PROTO_UNSPEC)
+        self.ipv4Addresses = ipv4Only
         self.logger = logger
         self.continuation = continuation
     }

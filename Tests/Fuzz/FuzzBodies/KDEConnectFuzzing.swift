@@ -9,6 +9,7 @@ import HandoffKDEConnect
 /// characters, a port in 1716-1764, bounded capabilities, a payload only on KDE's ports),
 /// a packet or identity written again reads back the same, and pairing's state matches its
 /// actions (a deadline only while a request is pending; `paired` only as it becomes paired).
+/// Each line is also read as a line between handoffd and the endpoint (`KDEConnectBridgeLine`).
 public enum KDEConnectFuzzing {
     public static func test(_ data: [UInt8]) {
         // The first byte says which version is spoken and whether the device starts paired.
@@ -18,6 +19,11 @@ public enum KDEConnectFuzzing {
         var now = Timestamp(seconds: 1_765_000_000, nanoseconds: 0)
         for (index, line) in lines.enumerated() {
             now = now.adding(nanoseconds: Int64(line.count) * 100_000_000)
+            // The same line as handoffd reads the endpoint's (a process that faces the LAN):
+            // whatever it reads is written again the same.
+            if let bridge = try? KDEConnectBridgeLine(parsing: line) {
+                fuzzCheck((try? KDEConnectBridgeLine(parsing: bridge.encoded.dropLast())) == bridge, "a bridge line written again reads back otherwise")
+            }
             guard let packet = try? KDEConnectPacket.decode(line, limit: KDEConnectLimits.unpairedPacketBytes) else { continue }
             fuzzCheck(packet.type.hasPrefix("kdeconnect."), "a packet read with type \(packet.type)")
             if let payload = packet.payload {
