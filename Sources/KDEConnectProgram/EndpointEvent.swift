@@ -20,6 +20,11 @@ enum EndpointEvent: @unchecked Sendable {
     case closed(Int, KDEConnectDeviceID?, dialled: KDEConnectDeviceID?)
     case refused(Int, KDEConnectDeviceID?, String)
     case dialFailed(KDEConnectDeviceID, String)
+    /// mDNS found a device at this IPv4 address.
+    case foundByMDNS(KDEConnectDeviceID, address: String)
+    /// Time to send a device our identity by unicast, unless it is linked or being linked
+    /// by then (after mDNS found it, or after its link closed).
+    case announceTo(KDEConnectDeviceID, address: String)
     /// A pairing request's 30 s may be up.
     case pairingDue(KDEConnectDeviceID)
     /// handoffd asks.

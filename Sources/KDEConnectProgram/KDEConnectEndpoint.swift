@@ -30,6 +30,10 @@ final class KDEConnectEndpoint {
     private var links: [KDEConnectDeviceID: Link] = [:]
     private var linkNumbers: [Int: KDEConnectDeviceID] = [:]
     private var waiting: [Int: Channel] = [:]
+    /// Where each connection that came in and is not linked yet came from: a device heard
+    /// from there meanwhile is not dialled too (two links at once, each side keeping a
+    /// different one, left none).
+    private var incomingFrom: [Int: String] = [:]
     private var refusals = RefusalLog()
     /// The account's newest copy, as far as handoffd said.
     private var newestCopy: (id: ClipboardID, at: Timestamp)?
@@ -64,6 +68,10 @@ final class KDEConnectEndpoint {
         let now = SystemClock.now()
         switch event {
         case .heard(let identity, let host):
+            if incomingFrom.values.contains(host) {
+                log.debug("not dialling a device heard by UDP: a connection from its address is on its way to a link", metadata: ["device": "\(identity.deviceID)", "from": "\(host)"])
+                return
+            }
             if let refusal = admission.heard(identity, pairedVersion: paired[identity.deviceID]?.protocolVersion) {
                 if refusal != .ourselves && refusal != .linked && refusal != .dialling {
                     refusals.refused("not dialling a device heard by UDP", ["device": "\(identity.deviceID)", "from": "\(host)", "why": "\(refusal)"], at: now, log)
@@ -79,6 +87,16 @@ final class KDEConnectEndpoint {
                 return
             }
             waiting[number] = channel
+            incomingFrom[number] = channel.remoteAddress?.ipAddress
+        case .foundByMDNS(let id, let address):
+            // Not at once: a device that just heard our broadcast is dialling us already,
+            // and a second link at the same moment is what to avoid.
+            log.info("a KDE Connect device found by mDNS", metadata: ["device": "\(id)", "at": "\(address)"])
+            announce(to: id, at: address, after: 2_000_000_000, events)
+        case .announceTo(let id, let address):
+            guard links[id] == nil, !admission.dialling.contains(id), !incomingFrom.values.contains(address) else { return }
+            log.debug("sending a device our identity", metadata: ["device": "\(id)", "at": "\(address)"])
+            sockets.broadcast(own, to: [address])
         case .identified(let number):
             // Still counted as pending until linked or closed: a TLS handshake is part of
             // the 1 s (KDE's timer runs until it is encrypted).
@@ -90,7 +108,7 @@ final class KDEConnectEndpoint {
         case .unreadable(_, let id, let why):
             log.info("skipping a packet that cannot be read", metadata: ["device": "\(id)", "why": "\(why)"])
         case .closed(let number, let id, let dialled):
-            closed(number, id, dialled: dialled)
+            closed(number, id, dialled: dialled, events)
         case .refused(let number, let id, let why):
             if let id {
                 // Past its plain identity: a device that said who it is, refused for what it did.
@@ -183,6 +201,7 @@ final class KDEConnectEndpoint {
         let id = up.identity.deviceID
         admission.identified(up.number)
         waiting[up.number] = nil
+        incomingFrom[up.number] = nil
         if up.dialled { admission.dialEnded(id) }
         // A second link to a device already linked replaces the first if it showed the
         // same certificate (a device that reconnected); otherwise it is refused.
@@ -227,13 +246,25 @@ final class KDEConnectEndpoint {
         bridge.send(.notice("device-reachable", ["device": device(id).json]))
     }
 
-    private func closed(_ number: Int, _ id: KDEConnectDeviceID?, dialled: KDEConnectDeviceID?) {
+    private func closed(_ number: Int, _ id: KDEConnectDeviceID?, dialled: KDEConnectDeviceID?, _ events: EndpointEvents) {
         if waiting.removeValue(forKey: number) != nil { admission.identified(number) }
+        incomingFrom[number] = nil
         if let dialled, linkNumbers[number] == nil { admission.dialEnded(dialled) }
         guard let id, linkNumbers.removeValue(forKey: number) != nil else { return }
+        let address = links[id]?.up.address
         links[id] = nil
         admission.linkDown(id)
         log.info("link closed", metadata: ["device": "\(id)"])
+        // The device may still be there (its side closed the link, or kept another one):
+        // once, a moment later, it is sent our identity to dial us again.
+        if let address { announce(to: id, at: address, after: 2_000_000_000, events) }
+    }
+
+    private func announce(to id: KDEConnectDeviceID, at address: String, after nanoseconds: UInt64, _ events: EndpointEvents) {
+        Task {
+            try? await Task.sleep(nanoseconds: nanoseconds)
+            events.send(.announceTo(id, address: address))
+        }
     }
 
     private func setLimit(_ up: LinkUp, paired: Bool) {

@@ -133,7 +133,7 @@ public enum KDEConnectProgram {
         log.info("KDE Connect endpoint listening", metadata: ["device": "\(identity.deviceID)", "tcp": "\(tcpPort)", "udp": "\(options.udpPort)"])
         // Without avahi-daemon the broadcasts still find devices: mDNS is a second way.
         let announcement: DeviceAnnouncement?
-        do { announcement = try DeviceAnnouncement(own: own, udpPort: options.udpPort, sockets: sockets, log: log) } catch {
+        do { announcement = try DeviceAnnouncement(own: own, udpPort: options.udpPort, events: events, log: log) } catch {
             log.info("not announced by mDNS (UDP broadcasts only)", metadata: ["error": "\(error)"])
             announcement = nil
         }
