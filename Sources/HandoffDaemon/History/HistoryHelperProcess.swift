@@ -1,4 +1,3 @@
-import CHandoffSystem
 import HandoffCore
 import HandoffHistoryProtocol
 import NIOCore
@@ -49,55 +48,18 @@ final class HistoryHelperProcess: Sendable {
             throw HandoffError(.unavailable, code: "history_unavailable",
                                message: "the history helper \(path) is missing or not executable (\(String(cString: strerror(errno)))): reinstall handoff (the package puts it in /usr/libexec/handoff, scripts/install next to handoffd)")
         }
-        var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot start the history helper: socketpair: \(String(cString: strerror(errno)))")
-        }
         let argv = [path, "--directory", directory, "--retention-days", String(retentionDays)]
-        // Not the variables that describe handoffd's own sockets.
-        var env: [String] = []
-        var e = environ
-        while let p = e.pointee {
-            let entry = String(cString: p)
-            if !["LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "NOTIFY_SOCKET="].contains(where: entry.hasPrefix) { env.append(entry) }
-            e += 1
-        }
-        let cArgs = argv.map { strdup($0) } + [nil]
-        let cEnv = env.map { strdup($0) } + [nil]
-        defer { for p in cArgs + cEnv { free(p) } }
-        var pid: Int32 = 0
-        let rc = handoff_spawn_on_socket(path, cArgs, cEnv, fds[1], &pid)
-        Glibc.close(fds[1])
-        guard rc == 0 else {
-            Glibc.close(fds[0])
-            throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot start the history helper \(path): \(String(cString: strerror(rc)))")
+        let (pid, fd): (pid_t, Int32)
+        switch HelperSpawn.spawn(path: path, argv: argv) {
+        case .success(let started): (pid, fd) = started
+        case .failure(let why): throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot start the history helper \(path): \(why)")
         }
         do {
-            let channel = try await ClientBootstrap(group: group)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(LineBasedFrameDecoder()),
-                            RequestResponseHandler<ByteBuffer, ByteBuffer>(),
-                        ])
-                    }
-                }
-                .withConnectedSocket(fds[0]).get()
-            let process = HistoryHelperProcess(pid: pid, channel: channel)
-            // Reaped on a pool thread once it has gone: it exits as soon as its input closes.
-            let child = pid
-            channel.closeFuture.whenComplete { _ in
-                NIOThreadPool.singleton.submit { _ in
-                    var status: Int32 = 0
-                    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-                }
-            }
-            return process
+            let channel = try await HelperSpawn.connect(pid: pid, fd: fd, group: group, handlers: {
+                [ByteToMessageHandler(LineBasedFrameDecoder()), RequestResponseHandler<ByteBuffer, ByteBuffer>()]
+            })
+            return HistoryHelperProcess(pid: pid, channel: channel)
         } catch {
-            Glibc.close(fds[0])
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
             throw HandoffError(.unavailable, code: "history_unavailable", message: "cannot talk to the history helper: \(error)")
         }
     }

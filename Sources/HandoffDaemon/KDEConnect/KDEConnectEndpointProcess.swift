@@ -1,4 +1,3 @@
-import CHandoffSystem
 import HandoffCore
 import HandoffKDEConnect
 import HandoffSystem
@@ -35,56 +34,19 @@ final class KDEConnectEndpointProcess: Sendable {
         func failure(_ why: String) -> HandoffError {
             HandoffError(.unavailable, code: "kdeconnect_unavailable", message: "cannot start the KDE Connect endpoint: \(why)")
         }
-        var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw failure("socketpair: \(String(cString: strerror(errno)))")
-        }
         // /proc/self/exe, not the path it names: after an upgrade replaced the file, the
         // endpoint is still the same version as this handoffd.
-        let argv = ["handoff-kdeconnect"] + arguments
-        var env: [String] = []
-        var e = environ
-        while let p = e.pointee {
-            let entry = String(cString: p)
-            if !["LISTEN_FDS=", "LISTEN_PID=", "LISTEN_FDNAMES=", "NOTIFY_SOCKET="].contains(where: entry.hasPrefix) { env.append(entry) }
-            e += 1
-        }
-        let cArgs = argv.map { strdup($0) } + [nil]
-        let cEnv = env.map { strdup($0) } + [nil]
-        defer { for p in cArgs + cEnv { free(p) } }
-        var pid: Int32 = 0
-        let rc = handoff_spawn_on_socket("/proc/self/exe", cArgs, cEnv, fds[1], &pid)
-        Glibc.close(fds[1])
-        guard rc == 0 else {
-            Glibc.close(fds[0])
-            throw failure(String(cString: strerror(rc)))
+        let (pid, fd): (pid_t, Int32)
+        switch HelperSpawn.spawn(path: "/proc/self/exe", argv: ["handoff-kdeconnect"] + arguments) {
+        case .success(let started): (pid, fd) = started
+        case .failure(let why): throw failure(why.description)
         }
         do {
-            let channel = try await ClientBootstrap(group: group)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers([
-                            ByteToMessageHandler(CappedLineDecoder(limit: LineLimit(KDEConnectBridgeLine.limit))),
-                            BridgeLineHandler(lines: lines),
-                        ])
-                    }
-                }
-                .withConnectedSocket(fds[0]).get()
-            let child = pid
-            channel.closeFuture.whenComplete { _ in
-                // Reaped on a pool thread: it exits once its socket closes.
-                NIOThreadPool.singleton.submit { _ in
-                    var status: Int32 = 0
-                    while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-                    ended(child)
-                }
-            }
+            let channel = try await HelperSpawn.connect(pid: pid, fd: fd, group: group, handlers: {
+                [ByteToMessageHandler(CappedLineDecoder(limit: LineLimit(KDEConnectBridgeLine.limit))), BridgeLineHandler(lines: lines)]
+            }, ended: ended)
             return KDEConnectEndpointProcess(pid: pid, channel: channel)
         } catch {
-            Glibc.close(fds[0])
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
             throw failure("\(error)")
         }
     }
