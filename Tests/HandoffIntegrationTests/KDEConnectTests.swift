@@ -129,7 +129,7 @@ extension WorkstationTests {
                     return String(line[start...].prefix { $0 != "'" })
                 }
                 received = files.compactMap { f in
-                    try? String(contentsOfFile: f.hasPrefix("/") ? f : FileManager.default.currentDirectoryPath + "/" + f, encoding: .utf8)
+                    try? String(contentsOfFile: f.hasPrefix("/") ? f : k.base + "/" + f, encoding: .utf8)
                 }.joined(separator: "|")
                 return received.contains(text)
             }

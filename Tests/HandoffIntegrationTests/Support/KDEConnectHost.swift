@@ -48,7 +48,8 @@ struct KDEConnectHost {
                                 ["dbus-daemon", "--config-file", "\(k.base)/session.conf", "--nofork", "--nopidfile", "--nosyslog"])
         try await eventually(10, "the session bus of \(host)") { FileManager.default.fileExists(atPath: k.busPath) }
         _ = try await net.spawn(host, log: k.monitorPath, ["gdbus", "monitor", "--address", k.busAddress, "--dest", "org.kde.kdeconnect"])
-        _ = try await net.spawn(host, log: k.logPath, [daemon], environment: k.environment)
+        // In its own directory: 22.12 writes shared text to a file in its working directory.
+        _ = try await net.spawn(host, log: k.logPath, ["env", "-C", k.base, daemon], environment: k.environment)
         try await eventually(20, "kdeconnectd on \(host) to answer on its bus") {
             (try? await k.selfID()).map { !$0.isEmpty } ?? false
         }
